@@ -1,0 +1,67 @@
+// Binary and n-ary broadcast ops: arithmetic, Pow, Max/Min (variadic), comparisons, Where.
+#include "fusion/ops/elementwise_util.h"
+#include "fusion/ops/families.h"
+
+namespace gaf {
+
+using namespace Halide;
+
+namespace {
+
+DType bool_out(const InferContext&) { return DType::Bool; }
+
+Expr onnx_div(const Expr& a, const Expr& b) {
+  // Integer Div truncates toward zero in ONNX (C semantics); Halide's '/' floors.
+  if (a.type().is_int()) return div_round_to_zero(a, b);
+  return a / b;
+}
+
+Expr onnx_pow(const Expr& a, const Expr& b) {
+  // Output type is the base's. Integer and mixed cases go through double like numpy does.
+  if (a.type().is_float() && b.type().is_float()) return pow(a, cast(a.type(), b));
+  return cast(a.type(), pow(cast<double>(a), cast<double>(b)));
+}
+
+}  // namespace
+
+void register_binary_ops(OpRegistry& r) {
+  add_broadcast_op(r, "Add", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return x[0] + x[1]; });
+  add_broadcast_op(r, "Sub", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return x[0] - x[1]; });
+  add_broadcast_op(r, "Mul", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return x[0] * x[1]; });
+  add_broadcast_op(r, "Div", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return onnx_div(x[0], x[1]); });
+  add_broadcast_op(
+      r, "Pow", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return onnx_pow(x[0], x[1]); },
+      nullptr, /*same_dtype_inputs=*/false);
+  auto fold = [](bool is_max) {
+    return [is_max](const BuildContext&, const std::vector<Expr>& x) {
+      Expr acc = x[0];
+      for (size_t i = 1; i < x.size(); ++i) acc = is_max ? max(acc, x[i]) : min(acc, x[i]);
+      return acc;
+    };
+  };
+  add_broadcast_op(r, "Max", 1, 1 << 20, fold(true));
+  add_broadcast_op(r, "Min", 1, 1 << 20, fold(false));
+  add_broadcast_op(r, "Equal", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] == x[1]); }, bool_out);
+  add_broadcast_op(r, "Less", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] < x[1]); }, bool_out);
+  add_broadcast_op(r, "Greater", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] > x[1]); }, bool_out);
+
+  // Where(cond, x, y): cond is bool, x and y share a dtype; the output takes x's.
+  OpSchema w;
+  w.name = "Where";
+  w.op_class = OpClass::Broadcast;
+  w.min_inputs = w.max_inputs = 3;
+  w.infer = [](const InferContext& c) {
+    c.check(c.dtype(0) == DType::Bool, "condition must be bool");
+    c.check(c.dtype(1) == c.dtype(2), "X and Y must have the same dtype");
+    return std::vector<TensorDesc>{
+        {c.dtype(1), broadcast_shapes(c, {c.shape(0), c.shape(1), c.shape(2)})}};
+  };
+  w.build = [](BuildContext& b) {
+    std::vector<Var> v = b.vars(static_cast<int>(b.out_desc(0).shape.size()));
+    b.define_output(0, v, select(as_bool(b.broadcast_read(0, v)), b.broadcast_read(1, v),
+                                 b.broadcast_read(2, v)));
+  };
+  r.add(std::move(w));
+}
+
+}  // namespace gaf

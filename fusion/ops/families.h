@@ -1,0 +1,29 @@
+// One registration function per op family file (fusion/ops/<family>.cpp). Explicit calls rather
+// than static initialisers, so that linking the ops as a static library never drops an op.
+#pragma once
+
+namespace gaf {
+
+class OpRegistry;
+
+void register_unary_ops(OpRegistry& r);      // unary.cpp: math, activations, Cast, Identity, Dropout
+void register_binary_ops(OpRegistry& r);     // binary.cpp: arithmetic, comparisons, Where, Max/Min
+void register_matmul_ops(OpRegistry& r);     // matmul.cpp: MatMul, Gemm
+void register_reduce_ops(OpRegistry& r);     // reduce.cpp: ReduceMean/Sum/Max
+void register_norm_ops(OpRegistry& r);       // norm.cpp: Softmax, LogSoftmax, LayerNorm, BatchNorm
+void register_layout_ops(OpRegistry& r);     // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand
+void register_indexing_ops(OpRegistry& r);   // indexing.cpp: Concat, Split, Slice, Gather
+void register_constant_ops(OpRegistry& r);   // constant.cpp: Constant, ConstantOfShape, Shape
+
+inline void register_all_builtin_ops(OpRegistry& r) {
+  register_unary_ops(r);
+  register_binary_ops(r);
+  register_matmul_ops(r);
+  register_reduce_ops(r);
+  register_norm_ops(r);
+  register_layout_ops(r);
+  register_indexing_ops(r);
+  register_constant_ops(r);
+}
+
+}  // namespace gaf

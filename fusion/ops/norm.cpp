@@ -1,0 +1,8 @@
+#include "fusion/ops/elementwise_util.h"
+#include "fusion/ops/families.h"
+
+namespace gaf {
+
+void register_norm_ops(OpRegistry&) {}
+
+}  // namespace gaf

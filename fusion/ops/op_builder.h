@@ -1,0 +1,99 @@
+// The Halide side of an op: a BuildContext hands the builder its inputs as Funcs indexed in ONNX
+// order (outermost axis first) and takes back the output Funcs. Halide's own argument order is the
+// reverse (innermost first), which TensorFunc hides. Only op family files and generators include
+// this header (it pulls in Halide.h).
+#pragma once
+
+#include <Halide.h>
+
+#include <string>
+#include <vector>
+
+#include "fusion/ops/registry.h"
+
+namespace gaf {
+
+Halide::Type halide_type(DType t);
+
+// A tensor as a Halide Func. func(rev(idx)) is element idx (ONNX order). Bool tensors hold uint8.
+struct TensorFunc {
+  Halide::Func func;
+  DType dtype = DType::Float32;
+  Shape shape;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool defined() const { return func.defined(); }
+  Halide::Expr operator()(const std::vector<Halide::Expr>& idx) const;
+  Halide::Expr operator()(const std::vector<Halide::Var>& idx) const;
+};
+
+// The role of an intermediate Func inside one op's algorithm; schedules read it (e.g. a
+// reduction's statistics are computed at the row loop, a MatMul accumulator at the output tile).
+enum class StageRole { Pointwise, Statistic, Accumulator, Constant };
+
+struct Stage {
+  Halide::Func func;
+  StageRole role = StageRole::Pointwise;
+  // For reductions: the RDom vars the update runs over (innermost last). For matmul, k.
+  std::vector<Halide::RVar> reduction;
+};
+
+class BuildContext {
+ public:
+  BuildContext(const InferContext& infer, std::vector<TensorFunc> inputs,
+               std::vector<TensorDesc> outputs);
+
+  const InferContext& infer() const { return infer_; }
+  const Attributes& attrs() const { return infer_.attrs(); }
+  const Node& node() const { return infer_.node(); }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  bool has_input(int i) const { return i < num_inputs() && present_[i]; }
+  const TensorFunc& in(int i) const;
+  const TensorDesc& out_desc(int i) const { return out_desc_.at(i); }
+  int num_outputs() const { return static_cast<int>(out_desc_.size()); }
+
+  // Vars named for the node, one per axis of output i, in ONNX order.
+  std::vector<Halide::Var> vars(int rank) const;
+  // Defines output i as func(rev(v)) = e (e is cast to the output's element type).
+  void define_output(int i, const std::vector<Halide::Var>& v, const Halide::Expr& e);
+  // Uses an already defined Func (ONNX-order args) as output i.
+  void set_output(int i, Halide::Func f);
+  // A fresh Func named after the node, registered as an intermediate stage with a role.
+  Halide::Func stage(const std::string& suffix, StageRole role,
+                     std::vector<Halide::RVar> reduction = {});
+  // Registers a Func created elsewhere (e.g. by a helper) as a stage.
+  void add_stage(Halide::Func f, StageRole role, std::vector<Halide::RVar> reduction = {});
+  // Embeds a small constant tensor into the pipeline.
+  TensorFunc constant(const Tensor& t, const std::string& suffix);
+
+  const std::vector<TensorFunc>& outputs() const { return outputs_; }
+  const std::vector<Stage>& stages() const { return stages_; }
+  std::string prefix() const { return prefix_; }
+
+  // Input i read at output index `out_idx` with numpy broadcasting (right-aligned, size-1 dims
+  // read at 0), as a value of the input's element type.
+  Halide::Expr broadcast_read(int i, const std::vector<Halide::Var>& out_idx) const;
+
+ private:
+  const InferContext& infer_;
+  std::vector<TensorFunc> inputs_;
+  std::vector<bool> present_;
+  std::vector<TensorDesc> out_desc_;
+  std::vector<TensorFunc> outputs_;
+  std::vector<Stage> stages_;
+  std::string prefix_;
+  mutable int counter_ = 0;
+};
+
+// Reverses an ONNX-order index list into Halide argument order.
+std::vector<Halide::Expr> halide_args(const std::vector<Halide::Expr>& onnx_idx);
+std::vector<Halide::Var> halide_args(const std::vector<Halide::Var>& onnx_idx);
+// Right-aligned numpy broadcast read of `t` for an output of rank `out_rank`.
+Halide::Expr broadcast_read(const TensorFunc& t, const std::vector<Halide::Var>& out_idx);
+// Numpy broadcast of shapes; throws via ctx.fail on incompatibility.
+Shape broadcast_shapes(const InferContext& ctx, const std::vector<Shape>& shapes);
+// Converts a tensor element expression to bool (for Bool tensors stored as uint8).
+Halide::Expr as_bool(const Halide::Expr& e);
+Halide::Expr from_bool(const Halide::Expr& cond);
+
+}  // namespace gaf

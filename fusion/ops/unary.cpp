@@ -1,0 +1,144 @@
+// Unary elementwise ops: math functions, activations, Clip, Cast, Not, Identity, Dropout.
+#include <random>
+
+#include "fusion/ops/elementwise_util.h"
+#include "fusion/ops/families.h"
+#include "fusion/ops/math.h"
+
+namespace gaf {
+
+using namespace Halide;
+
+namespace {
+
+Expr f32(float v) { return Expr(v); }
+
+DType cast_target(const InferContext& c) {
+  int64_t to = c.attrs().get_int("to", -1);
+  switch (to) {
+    case 1: return DType::Float32;
+    case 7: return DType::Int64;
+    case 9: return DType::Bool;
+    default: c.fail("Cast to ONNX type " + std::to_string(to) + " is not supported (float32, int64, bool are)");
+  }
+}
+
+// Clip: bounds come from attributes (opset < 11) or from optional scalar inputs 1 and 2.
+void add_clip(OpRegistry& r) {
+  OpSchema s;
+  s.name = "Clip";
+  s.op_class = OpClass::Broadcast;  // min/max are rank-0 inputs read at every element
+  s.max_inputs = 3;
+  s.infer = [](const InferContext& c) {
+    for (int i = 1; i < 3; ++i)
+      if (c.has_input(i)) c.check(shape_numel(c.shape(i)) == 1, "min/max must be scalars");
+    return std::vector<TensorDesc>{{c.dtype(0), c.shape(0)}};
+  };
+  s.build = [](BuildContext& b) {
+    std::vector<Var> v = b.vars(b.in(0).rank());
+    Expr x = b.in(0)(v);
+    Type t = x.type();
+    auto scalar = [&](int i) {
+      std::vector<Expr> zero(b.in(i).rank(), Expr(0));
+      return cast(t, b.in(i)(zero));
+    };
+    if (b.has_input(1)) x = max(x, scalar(1));
+    else if (b.attrs().has("min")) x = max(x, cast(t, b.attrs().get_float("min", 0)));
+    if (b.has_input(2)) x = min(x, scalar(2));
+    else if (b.attrs().has("max")) x = min(x, cast(t, b.attrs().get_float("max", 0)));
+    b.define_output(0, v, x);
+  };
+  r.add(std::move(s));
+}
+
+// numpy's legacy RandomState(seed).uniform(0, 1, n): MT19937 (init_genrand) and 53-bit doubles.
+// ONNX's reference Dropout draws its mask this way, so a seeded training-mode Dropout matches it.
+std::vector<uint8_t> numpy_dropout_keep_mask(uint32_t seed, int64_t n, double ratio) {
+  std::mt19937 gen(seed);
+  std::vector<uint8_t> keep(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t a = gen() >> 5, bb = gen() >> 6;
+    double u = (a * 67108864.0 + bb) / 9007199254740992.0;
+    keep[i] = u >= ratio ? 1 : 0;
+  }
+  return keep;
+}
+
+// Dropout: identity at inference (mask all true). Training mode (opset 12+: input 2) needs a
+// seed so that the result is reproducible; the mask is drawn at compile time and embedded.
+void add_dropout(OpRegistry& r) {
+  OpSchema s;
+  s.name = "Dropout";
+  s.op_class = OpClass::Elementwise;
+  s.max_inputs = 3;
+  s.max_outputs = 2;
+  s.value_inputs = {1, 2};
+  s.infer = [](const InferContext& c) {
+    return std::vector<TensorDesc>{{c.dtype(0), c.shape(0)}, {DType::Bool, c.shape(0)}};
+  };
+  s.build = [](BuildContext& b) {
+    const InferContext& c = b.infer();
+    bool training = c.has_input(2) && c.value(2).as_int(0) != 0;
+    double ratio = c.has_input(1) ? c.value(1).as_double(0) : b.attrs().get_float("ratio", 0.5f);
+    std::vector<Var> v = b.vars(b.in(0).rank());
+    Expr x = b.in(0)(v);
+    if (!training || ratio == 0.0) {
+      b.define_output(0, v, x);
+      if (b.num_outputs() > 1) b.define_output(1, v, cast<uint8_t>(1));
+      return;
+    }
+    if (!b.attrs().has("seed"))
+      c.fail("training-mode Dropout without a 'seed' attribute is not reproducible; set a seed");
+    Tensor mask(DType::Bool, b.in(0).shape);
+    std::vector<uint8_t> keep = numpy_dropout_keep_mask(
+        static_cast<uint32_t>(b.attrs().get_int("seed", 0)), mask.numel(), ratio);
+    std::copy(keep.begin(), keep.end(), mask.data<uint8_t>());
+    TensorFunc m = b.constant(mask, "mask");
+    float scale = static_cast<float>(1.0 / (1.0 - ratio));
+    b.define_output(0, v, select(as_bool(m(v)), x * scale, cast(x.type(), 0)));
+    if (b.num_outputs() > 1) b.define_output(1, v, m(v));
+  };
+  s.foldable = false;
+  r.add(std::move(s));
+}
+
+}  // namespace
+
+void register_unary_ops(OpRegistry& r) {
+  add_unary_op(r, "Identity", [](const BuildContext&, const Expr& x) { return x; });
+  add_unary_op(r, "Neg", [](const BuildContext&, const Expr& x) { return -x; });
+  add_unary_op(r, "Abs", [](const BuildContext&, const Expr& x) { return abs(x); });
+  add_unary_op(r, "Sqrt", [](const BuildContext&, const Expr& x) { return sqrt(x); });
+  add_unary_op(r, "Exp", [](const BuildContext&, const Expr& x) { return exp(x); });
+  add_unary_op(r, "Log", [](const BuildContext&, const Expr& x) { return log(x); });
+  add_unary_op(r, "Erf", [](const BuildContext&, const Expr& x) { return erf_f32(x); });
+  add_unary_op(r, "Tanh", [](const BuildContext&, const Expr& x) { return tanh(x); });
+  add_unary_op(r, "Reciprocal", [](const BuildContext&, const Expr& x) { return f32(1.0f) / x; });
+  add_unary_op(r, "Sigmoid",
+               [](const BuildContext&, const Expr& x) { return f32(1.0f) / (f32(1.0f) + exp(-x)); });
+  add_unary_op(r, "Relu",
+               [](const BuildContext&, const Expr& x) { return max(x, cast(x.type(), 0)); });
+  add_unary_op(r, "LeakyRelu", [](const BuildContext& b, const Expr& x) {
+    float alpha = b.attrs().get_float("alpha", 0.01f);
+    return select(x >= 0, x, x * alpha);
+  });
+  add_unary_op(r, "Gelu", [](const BuildContext& b, const Expr& x) {
+    std::string approx = b.attrs().get_string("approximate", "none");
+    if (approx == "tanh") return gelu_tanh_f32(x);
+    if (approx != "none") b.infer().fail("Gelu approximate='" + approx + "' is not 'none' or 'tanh'");
+    return gelu_erf_f32(x);
+  });
+  add_unary_op(r, "Not", [](const BuildContext&, const Expr& x) { return from_bool(!as_bool(x)); });
+  add_unary_op(
+      r, "Cast",
+      [](const BuildContext& b, const Expr& x) {
+        DType to = b.out_desc(0).dtype;
+        if (to == DType::Bool) return from_bool(as_bool(x));
+        return cast(halide_type(to), x);
+      },
+      cast_target);
+  add_clip(r);
+  add_dropout(r);
+}
+
+}  // namespace gaf

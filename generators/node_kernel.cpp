@@ -1,0 +1,116 @@
+#include "generators/node_kernel.h"
+
+#include <sstream>
+
+#include "fusion/ops/op_builder.h"
+#include "schedules/reference_schedule.h"
+
+namespace gaf {
+
+using namespace Halide;
+
+std::string node_kernel_key(const OpSchema& schema, const Node& node,
+                            const std::vector<const TensorDesc*>& types,
+                            const std::vector<const Tensor*>& values) {
+  std::ostringstream os;
+  os << node.op_type << '|' << node.attrs.fingerprint() << '|' << node.outputs.size() << '|';
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (!types[i]) {
+      os << "_;";
+      continue;
+    }
+    os << dtype_name(types[i]->dtype) << shape_str(types[i]->shape);
+    if (schema.is_value_input(static_cast<int>(i)) && values[i]) {
+      os << '=';
+      for (int64_t k = 0; k < values[i]->numel(); ++k) os << values[i]->as_double(k) << ',';
+    }
+    os << ';';
+  }
+  return os.str();
+}
+
+namespace {
+
+Buffer<> wrap(const Tensor& t) {
+  std::vector<halide_dimension_t> dims;
+  int64_t stride = 1;
+  for (int d = t.rank() - 1; d >= 0; --d) {
+    dims.push_back(halide_dimension_t(0, static_cast<int32_t>(t.shape()[d]),
+                                      static_cast<int32_t>(stride)));
+    stride *= t.shape()[d];
+  }
+  return Buffer<>(halide_type(t.dtype()), const_cast<void*>(t.raw()), t.rank(), dims.data());
+}
+
+class JitNodeKernel : public NodeKernel {
+ public:
+  JitNodeKernel(const OpSchema& schema, const Node& node,
+                const std::vector<const TensorDesc*>& types,
+                const std::vector<const Tensor*>& values) {
+    InferContext ictx(node, types, values);
+    outs_ = infer_node(schema, node, types, values);
+    std::vector<TensorFunc> ins(types.size());
+    params_.resize(types.size());
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (!types[i]) continue;
+      ins[i].dtype = types[i]->dtype;
+      ins[i].shape = types[i]->shape;
+      if (schema.is_shape_only_input(static_cast<int>(i))) continue;
+      ImageParam p(halide_type(types[i]->dtype), static_cast<int>(types[i]->shape.size()),
+                   "in" + std::to_string(i));
+      params_[i] = p;
+      ins[i].func = Func(p);
+    }
+    BuildContext b(ictx, ins, outs_);
+    schema.build(b);
+    std::vector<Func> funcs;
+    for (int k = 0; k < b.num_outputs(); ++k) {
+      if (!b.outputs()[k].defined())
+        ictx.fail("internal: algorithm did not define output " + std::to_string(k));
+      funcs.push_back(b.outputs()[k].func);
+    }
+    apply_reference_schedule(b.outputs(), b.stages());
+    pipeline_ = Pipeline(funcs);
+    pipeline_.compile_jit(get_jit_target_from_environment());
+  }
+
+  const std::vector<TensorDesc>& output_descs() const override { return outs_; }
+
+  void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) override {
+    for (const Tensor& o : outputs)
+      if (o.numel() == 0) return;  // nothing to compute (zero-sized output)
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (params_[i].defined()) {
+        if (!inputs[i]) throw GafError("internal: missing input " + std::to_string(i));
+        params_[i].set(wrap(*inputs[i]));
+      }
+    std::vector<Buffer<>> bufs;
+    for (Tensor& o : outputs) bufs.push_back(wrap(o));
+    Realization r(bufs);
+    try {
+      pipeline_.realize(r);
+    } catch (const Halide::Error& e) {
+      throw GafError("kernel execution failed: " + std::string(e.what()));
+    }
+  }
+
+ private:
+  std::vector<TensorDesc> outs_;
+  std::vector<ImageParam> params_;
+  Pipeline pipeline_;
+};
+
+}  // namespace
+
+std::unique_ptr<NodeKernel> compile_node_kernel(const OpSchema& schema, const Node& node,
+                                                const std::vector<const TensorDesc*>& types,
+                                                const std::vector<const Tensor*>& values) {
+  try {
+    return std::make_unique<JitNodeKernel>(schema, node, types, values);
+  } catch (const Halide::CompileError& e) {
+    throw GafError("node '" + node.name + "' (" + node.op_type +
+                   "): Halide compile error: " + std::string(e.what()));
+  }
+}
+
+}  // namespace gaf

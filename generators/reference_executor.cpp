@@ -1,0 +1,147 @@
+#include "generators/reference_executor.h"
+
+#include <chrono>
+#include <set>
+
+namespace gaf {
+
+std::map<std::string, int64_t> check_graph_inputs(const Graph& g, const TensorMap& inputs) {
+  std::map<std::string, int64_t> bound;
+  std::set<std::string> declared(g.inputs().begin(), g.inputs().end());
+  for (const auto& [name, _] : inputs)
+    if (!declared.count(name)) {
+      std::string list;
+      for (const std::string& d : g.inputs()) list += (list.empty() ? "" : ", ") + d;
+      throw GafError("input '" + name + "' is not an input of the model (inputs: " + list + ")");
+    }
+  for (const std::string& name : g.inputs()) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) throw GafError("input '" + name + "' is missing");
+    const Tensor& t = it->second;
+    const TensorType& ty = g.value(name).type;
+    if (t.dtype() != ty.dtype)
+      throw GafError("input '" + name + "' has dtype " + dtype_name(t.dtype()) + ", expected " +
+                     dtype_name(ty.dtype));
+    if (!ty.rank_known) continue;
+    if (t.rank() != static_cast<int>(ty.dims.size()))
+      throw GafError("input '" + name + "' has shape " + shape_str(t.shape()) + ", expected " +
+                     ty.str());
+    for (int d = 0; d < t.rank(); ++d) {
+      const Dim& dim = ty.dims[d];
+      int64_t got = t.shape()[d];
+      if (!dim.symbol.empty()) {
+        auto [b, fresh] = bound.emplace(dim.symbol, got);
+        if (!fresh && b->second != got)
+          throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol +
+                         "') is " + std::to_string(got) + " but '" + dim.symbol +
+                         "' is already " + std::to_string(b->second));
+      }
+      if (dim.known() && dim.value != got && dim.symbol.empty())
+        throw GafError("input '" + name + "' has shape " + shape_str(t.shape()) + ", expected " +
+                       ty.str());
+      if (dim.known() && !dim.symbol.empty() && dim.value != got)
+        throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol +
+                       "') is " + std::to_string(got) + " but was bound to " +
+                       std::to_string(dim.value));
+    }
+  }
+  return bound;
+}
+
+NodeKernel& ReferenceExecutor::kernel_for(const OpSchema& schema, const Node& node,
+                                          const std::vector<const TensorDesc*>& types,
+                                          const std::vector<const Tensor*>& values) {
+  std::string key = node_kernel_key(schema, node, types, values);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) {
+    ++stats_.kernel_cache_hits;
+    return *it->second;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto k = compile_node_kernel(schema, node, types, values);
+  stats_.compile_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++stats_.kernels_compiled;
+  return *cache_.emplace(key, std::move(k)).first->second;
+}
+
+std::vector<Tensor> ReferenceExecutor::run_node(const Node& node,
+                                                const std::vector<const Tensor*>& inputs,
+                                                const std::vector<const TensorDesc*>& types) {
+  const OpSchema& schema = OpRegistry::global().get(node);
+  std::vector<const Tensor*> values(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (schema.is_value_input(static_cast<int>(i))) values[i] = inputs[i];
+  NodeKernel& k = kernel_for(schema, node, types, values);
+  std::vector<Tensor> outs;
+  for (const TensorDesc& d : k.output_descs()) outs.emplace_back(d.dtype, d.shape);
+  std::vector<const Tensor*> data(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!schema.is_shape_only_input(static_cast<int>(i))) data[i] = inputs[i];
+  k.run(data, outs);
+  return outs;
+}
+
+TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& inputs) {
+  check_graph_inputs(g, inputs);
+  const std::vector<Node>& nodes = g.nodes();
+  std::vector<int> order = g.topological_order();
+
+  // Last use of each intermediate, so it can be freed right after.
+  std::map<std::string, size_t> last_use;
+  for (size_t s = 0; s < order.size(); ++s)
+    for (const std::string& in : nodes[order[s]].inputs)
+      if (!in.empty()) last_use[in] = s;
+  std::set<std::string> keep(g.outputs().begin(), g.outputs().end());
+
+  TensorMap env;
+  for (const auto& [n, t] : inputs) env[n] = t;
+  size_t live = 0;
+  auto lookup = [&](const std::string& name) -> const Tensor* {
+    auto it = env.find(name);
+    if (it != env.end()) return &it->second;
+    const Value& v = g.value(name);
+    if (v.constant) return &*v.constant;
+    throw GafError("value '" + name + "' is used before it is computed");
+  };
+
+  for (size_t s = 0; s < order.size(); ++s) {
+    const Node& n = nodes[order[s]];
+    std::vector<const Tensor*> ins(n.inputs.size(), nullptr);
+    std::vector<TensorDesc> descs(n.inputs.size());
+    std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      ins[i] = lookup(n.inputs[i]);
+      descs[i] = TensorDesc{ins[i]->dtype(), ins[i]->shape()};
+      types[i] = &descs[i];
+    }
+    std::vector<Tensor> outs = run_node(n, ins, types);
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k].empty()) continue;
+      live += outs[k].nbytes();
+      env[n.outputs[k]] = std::move(outs[k]);
+    }
+    stats_.peak_bytes = std::max(stats_.peak_bytes, live);
+    for (const std::string& in : n.inputs) {
+      if (in.empty() || keep.count(in) || inputs.count(in)) continue;
+      auto lu = last_use.find(in);
+      auto it = env.find(in);
+      if (lu != last_use.end() && lu->second == s && it != env.end()) {
+        live -= it->second.nbytes();
+        env.erase(it);
+      }
+    }
+    // Outputs nobody reads (e.g. Dropout's mask) are dropped at once.
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && !keep.count(o) && !last_use.count(o) && env.count(o)) {
+        live -= env[o].nbytes();
+        env.erase(o);
+      }
+  }
+  TensorMap result;
+  for (const std::string& o : g.outputs()) result[o] = *lookup(o);
+  return result;
+}
+
+}  // namespace gaf

@@ -1,0 +1,91 @@
+#include "runtime/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace gaf {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::Float32: return 4;
+    case DType::Int64: return 8;
+    case DType::Bool: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Float32: return "float32";
+    case DType::Int64: return "int64";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? "," : "") << s[i];
+  os << ']';
+  return os.str();
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_)
+    if (d < 0) throw GafError("tensor shape " + shape_str(shape_) + " has a negative extent");
+  size_t bytes = nbytes();
+  size_t padded = ((bytes + 63) / 64) * 64;
+  if (padded == 0) padded = 64;
+  void* p = std::aligned_alloc(64, padded);
+  if (!p) throw GafError("out of memory allocating " + std::to_string(padded) + " bytes");
+  std::memset(p, 0, padded);
+  storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+
+double Tensor::as_double(int64_t i) const {
+  switch (dtype_) {
+    case DType::Float32: return data<float>()[i];
+    case DType::Int64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::Bool: return data<uint8_t>()[i];
+  }
+  return 0;
+}
+
+int64_t Tensor::as_int(int64_t i) const {
+  switch (dtype_) {
+    case DType::Float32: return static_cast<int64_t>(data<float>()[i]);
+    case DType::Int64: return data<int64_t>()[i];
+    case DType::Bool: return data<uint8_t>()[i];
+  }
+  return 0;
+}
+
+std::vector<int64_t> Tensor::to_int_vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) v[i] = as_int(i);
+  return v;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel())
+    throw GafError("cannot reshape tensor of shape " + shape_str(shape_) + " to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+}  // namespace gaf

@@ -1,0 +1,86 @@
+// Tensor: the plain data container shared by every layer (dtype, row-major shape, aligned bytes).
+// It knows nothing of Halide or of the graph; the runtime, the IR's initializers and the I/O
+// readers all pass tensors around by value (copies share the storage).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gaf {
+
+// Element types graph-autofusion executes. Bool is stored as one byte per element (0 or 1).
+enum class DType : uint8_t { Float32, Int64, Bool };
+
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+
+using Shape = std::vector<int64_t>;
+
+int64_t shape_numel(const Shape& s);
+std::string shape_str(const Shape& s);
+
+// The one error type users see: what() is a single line naming the file/node/tensor at fault.
+class GafError : public std::runtime_error {
+ public:
+  explicit GafError(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Zero-initialised, 64-byte aligned storage.
+  Tensor(DType dtype, Shape shape);
+
+  template <typename T>
+  static Tensor from_values(DType dtype, Shape shape, const std::vector<T>& values);
+
+  bool defined() const { return storage_ != nullptr || numel() == 0; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+
+  void* raw() { return storage_.get(); }
+  const void* raw() const { return storage_.get(); }
+  template <typename T>
+  T* data() { return static_cast<T*>(raw()); }
+  template <typename T>
+  const T* data() const { return static_cast<const T*>(raw()); }
+
+  // Element i converted to double / int64 whatever the dtype (for small metadata tensors).
+  double as_double(int64_t i) const;
+  int64_t as_int(int64_t i) const;
+  std::vector<int64_t> to_int_vector() const;
+
+  // Same bytes, new shape (numel must match).
+  Tensor reshaped(Shape shape) const;
+  Tensor clone() const;
+
+ private:
+  DType dtype_ = DType::Float32;
+  Shape shape_;
+  std::shared_ptr<uint8_t> storage_;
+};
+
+template <typename T>
+Tensor Tensor::from_values(DType dtype, Shape shape, const std::vector<T>& values) {
+  Tensor t(dtype, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != t.numel())
+    throw GafError("Tensor::from_values: " + std::to_string(values.size()) +
+                   " values for shape " + shape_str(t.shape()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    switch (dtype) {
+      case DType::Float32: t.data<float>()[i] = static_cast<float>(values[i]); break;
+      case DType::Int64: t.data<int64_t>()[i] = static_cast<int64_t>(values[i]); break;
+      case DType::Bool: t.data<uint8_t>()[i] = values[i] ? 1 : 0; break;
+    }
+  }
+  return t;
+}
+
+}  // namespace gaf

@@ -1,0 +1,1 @@
+#include "test/op_test_util.h"
