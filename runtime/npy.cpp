@@ -1,0 +1,125 @@
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "runtime/tensor_io.h"
+
+namespace gaf {
+
+namespace {
+
+const char kMagic[] = "\x93NUMPY";
+
+std::string npy_descr(DType t) {
+  switch (t) {
+    case DType::Float32: return "<f4";
+    case DType::Int64: return "<i8";
+    case DType::Bool: return "|b1";
+  }
+  return "";
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw GafError(path + ": cannot open .npy file");
+  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (data.size() < 10 || data.compare(0, 6, kMagic, 6) != 0)
+    throw GafError(path + ": not a .npy file (bad magic)");
+  int major = static_cast<unsigned char>(data[6]);
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = static_cast<unsigned char>(data[8]) | (static_cast<unsigned char>(data[9]) << 8);
+    hstart = 10;
+  } else if (major == 2 || major == 3) {
+    if (data.size() < 12) throw GafError(path + ": truncated .npy header");
+    hlen = 0;
+    for (int i = 0; i < 4; ++i) hlen |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
+    hstart = 12;
+  } else {
+    throw GafError(path + ": unsupported .npy version " + std::to_string(major));
+  }
+  if (data.size() < hstart + hlen) throw GafError(path + ": truncated .npy header");
+  std::string header = data.substr(hstart, hlen);
+  std::smatch m;
+  if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'")))
+    throw GafError(path + ": .npy header has no 'descr'");
+  std::string descr = m[1];
+  DType dtype;
+  if (descr == "<f4") dtype = DType::Float32;
+  else if (descr == "<i8") dtype = DType::Int64;
+  else if (descr == "|b1") dtype = DType::Bool;
+  else
+    throw GafError(path + ": .npy dtype '" + descr +
+                   "' is not supported (float32 '<f4', int64 '<i8', bool '|b1' are)");
+  if (std::regex_search(header, std::regex("'fortran_order'\\s*:\\s*True")))
+    throw GafError(path + ": Fortran-order .npy arrays are not supported (save C-contiguous)");
+  if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
+    throw GafError(path + ": .npy header has no 'shape'");
+  Shape shape;
+  std::stringstream ss(m[1].str());
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = std::regex_replace(item, std::regex("\\s+"), "");
+    if (item.empty()) continue;
+    try {
+      shape.push_back(std::stoll(item));
+    } catch (...) {
+      throw GafError(path + ": bad .npy shape entry '" + item + "'");
+    }
+  }
+  Tensor t(dtype, shape);
+  size_t body = hstart + hlen;
+  if (data.size() - body < t.nbytes())
+    throw GafError(path + ": truncated .npy data (" + std::to_string(data.size() - body) +
+                   " bytes, expected " + std::to_string(t.nbytes()) + " for " +
+                   dtype_name(dtype) + shape_str(shape) + ")");
+  if (t.nbytes()) std::memcpy(t.raw(), data.data() + body, t.nbytes());
+  return t;
+}
+
+void write_npy(const std::string& path, const Tensor& t) {
+  std::string shape = "(";
+  for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
+  if (t.rank() > 1) shape.resize(shape.size() - 2);
+  if (t.rank() == 1) shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string header = "{'descr': '" + npy_descr(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header += std::string((64 - total % 64) % 64, ' ') + "\n";
+  std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw GafError(path + ": cannot write file");
+    f.write(kMagic, 6);
+    char ver[2] = {1, 0};
+    f.write(ver, 2);
+    uint16_t hl = static_cast<uint16_t>(header.size());
+    char hb[2] = {static_cast<char>(hl & 0xff), static_cast<char>(hl >> 8)};
+    f.write(hb, 2);
+    f.write(header.data(), static_cast<std::streamsize>(header.size()));
+    f.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw GafError(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw GafError(path + ": cannot move the written file into place");
+  }
+}
+
+Tensor read_tensor_file(const std::string& path) {
+  auto ends = [&](const std::string& s) {
+    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends(".npy")) return read_npy(path);
+  if (ends(".pb")) return read_tensor_pb(path);
+  throw GafError(path + ": unknown tensor file type (use .npy or .pb)");
+}
+
+}  // namespace gaf

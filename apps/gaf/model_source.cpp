@@ -1,0 +1,94 @@
+#include "apps/gaf/model_source.h"
+
+#include <random>
+
+#include "fusion/frontend/onnx_import.h"
+#include "fusion/models/bert.h"
+
+namespace gaf {
+
+std::vector<std::string> builtin_model_names() { return {"bert-base"}; }
+
+std::pair<std::string, int64_t> parse_dim_binding(const std::string& s) {
+  size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+    throw GafError("--dim '" + s + "': expected NAME=VALUE, e.g. --dim seq=128");
+  try {
+    size_t used = 0;
+    int64_t v = std::stoll(s.substr(eq + 1), &used);
+    if (used != s.size() - eq - 1 || v <= 0) throw std::invalid_argument("");
+    return {s.substr(0, eq), v};
+  } catch (const std::exception&) {
+    throw GafError("--dim '" + s + "': VALUE must be a positive integer");
+  }
+}
+
+LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
+                       ReferenceExecutor& folder, const TensorMap& known_inputs) {
+  LoadedModel m;
+  m.spec = spec;
+  std::map<std::string, int64_t> dims = opts.dims;
+  const std::string prefix = "builtin:";
+  if (spec.rfind(prefix, 0) == 0) {
+    std::string name = spec.substr(prefix.size());
+    if (name != "bert-base") {
+      std::string list;
+      for (const std::string& n : builtin_model_names()) list += (list.empty() ? "" : ", ") + prefix + n;
+      throw GafError("unknown built-in model '" + spec + "' (available: " + list + ")");
+    }
+    if (opts.layers < 1 || opts.seq < 1 || opts.batch < 1)
+      throw GafError(spec + ": --layers, --seq and --batch must be positive");
+    BertConfig cfg;
+    cfg.layers = opts.layers;
+    m.graph = build_bert(cfg);
+    dims.emplace("seq", opts.seq);
+    dims.emplace("batch", opts.batch);
+    m.description = spec + " (" + std::to_string(cfg.layers) + " layers, hidden " +
+                    std::to_string(cfg.hidden) + ", seq " + std::to_string(dims["seq"]) +
+                    ", batch " + std::to_string(dims["batch"]) + ")";
+  } else {
+    m.graph = import_onnx_file(spec);
+    m.description = spec;
+    // Symbols not given with --dim are bound from the shapes of the given inputs.
+    for (const auto& [name, t] : known_inputs) {
+      if (!m.graph.has_value(name)) continue;
+      const TensorType& ty = m.graph.value(name).type;
+      if (!ty.rank_known || ty.dims.size() != t.shape().size()) continue;
+      for (size_t d = 0; d < ty.dims.size(); ++d)
+        if (!ty.dims[d].symbol.empty()) dims.emplace(ty.dims[d].symbol, t.shape()[d]);
+    }
+  }
+  NodeEvaluator eval = [&folder](const Node& n, const std::vector<const Tensor*>& in,
+                                 const std::vector<const TensorDesc*>& types) {
+    return folder.run_node(n, in, types);
+  };
+  try {
+    m.passes = prepare_graph(m.graph, dims, eval);
+  } catch (const GafError& e) {
+    throw GafError(spec + ": " + e.what());
+  }
+  return m;
+}
+
+TensorMap make_default_inputs(const Graph& g, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  TensorMap inputs;
+  for (const std::string& name : g.inputs()) {
+    const TensorType& ty = g.value(name).type;
+    Tensor t(ty.dtype, ty.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      switch (ty.dtype) {
+        case DType::Float32:
+          t.data<float>()[i] = name == "attention_mask" ? 1.0f : normal(rng);
+          break;
+        case DType::Int64: t.data<int64_t>()[i] = 0; break;
+        case DType::Bool: t.data<uint8_t>()[i] = 1; break;
+      }
+    }
+    inputs[name] = t;
+  }
+  return inputs;
+}
+
+}  // namespace gaf

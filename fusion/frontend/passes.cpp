@@ -1,0 +1,90 @@
+#include "fusion/frontend/passes.h"
+
+#include <set>
+
+namespace gaf {
+
+PassStats infer_and_fold(Graph& g, const NodeEvaluator& eval, int64_t max_fold_elements) {
+  PassStats stats;
+  const OpRegistry& reg = OpRegistry::global();
+  infer_shapes(g, [&](Graph& graph, int idx) {
+    const Node& n = graph.nodes()[idx];
+    const OpSchema& schema = reg.get(n);
+    if (!schema.foldable) return;
+    std::vector<const Tensor*> ins(n.inputs.size(), nullptr);
+    std::vector<TensorDesc> descs(n.inputs.size());
+    std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      const Value& v = graph.value(n.inputs[i]);
+      descs[i] = TensorDesc{v.type.dtype, v.type.shape()};
+      types[i] = &descs[i];
+      if (v.constant) ins[i] = &*v.constant;
+      else if (!schema.is_shape_only_input(static_cast<int>(i))) return;  // not constant
+    }
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && shape_numel(graph.value(o).type.shape()) > max_fold_elements) return;
+    std::vector<Tensor> outs = eval(n, ins, types);
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (!n.outputs[k].empty()) graph.value(n.outputs[k]).constant = outs[k];
+    ++stats.folded_nodes;
+  });
+  return stats;
+}
+
+int remove_dead_nodes(Graph& g) {
+  std::set<std::string> needed(g.outputs().begin(), g.outputs().end());
+  std::vector<Node> kept;
+  const std::vector<Node>& nodes = g.nodes();
+  std::vector<int> order = g.topological_order();
+  std::vector<bool> keep(nodes.size(), false);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node& n = nodes[*it];
+    bool live = false;
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && needed.count(o) && !g.is_constant(o)) live = true;
+    if (!live) continue;
+    keep[*it] = true;
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) needed.insert(in);
+  }
+  int removed = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (keep[i]) kept.push_back(nodes[i]);
+    else ++removed;
+  }
+  // Values no longer produced or used go too (folded constants keep living as initializers).
+  std::set<std::string> produced, inputs(g.inputs().begin(), g.inputs().end());
+  for (const Node& n : kept)
+    for (const std::string& o : n.outputs) produced.insert(o);
+  g.set_nodes(std::move(kept));
+  for (auto it = g.values().begin(); it != g.values().end();) {
+    const std::string& name = it->first;
+    bool used = needed.count(name) || produced.count(name) || inputs.count(name);
+    it = used ? std::next(it) : g.values().erase(it);
+  }
+  return removed;
+}
+
+PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,
+                        const NodeEvaluator& eval) {
+  g.bind_dims(dims);
+  std::vector<std::string> unbound = g.unbound_symbols();
+  if (!unbound.empty()) {
+    std::string list;
+    for (const std::string& s : unbound) list += (list.empty() ? "" : ", ") + s;
+    throw GafError("unbound symbolic dim(s): " + list + " (bind with --dim NAME=VALUE)");
+  }
+  for (const std::string& in : g.inputs()) {
+    const TensorType& t = g.value(in).type;
+    if (!t.is_static())
+      throw GafError("input '" + in + "' has unknown shape " + t.str() +
+                     " (the model does not declare it)");
+  }
+  PassStats s = infer_and_fold(g, eval);
+  s.removed_nodes = remove_dead_nodes(g);
+  g.validate();
+  return s;
+}
+
+}  // namespace gaf

@@ -175,6 +175,24 @@ std::string Graph::fresh_name(const std::string& prefix) {
   return n;
 }
 
+void Graph::rename_value(const std::string& from, const std::string& to) {
+  if (has_value(to)) throw GafError("cannot rename '" + from + "' to '" + to + "': name in use");
+  Value v = value(from);
+  values_.erase(from);
+  v.name = to;
+  values_[to] = std::move(v);
+  for (Node& n : nodes_) {
+    for (std::string& i : n.inputs)
+      if (i == from) i = to;
+    for (std::string& o : n.outputs)
+      if (o == from) o = to;
+  }
+  for (std::string& i : inputs_)
+    if (i == from) i = to;
+  for (std::string& o : outputs_)
+    if (o == from) o = to;
+}
+
 std::vector<int> Graph::topological_order() const {
   std::map<std::string, int> producer;
   for (size_t i = 0; i < nodes_.size(); ++i)

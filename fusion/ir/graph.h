@@ -114,6 +114,8 @@ class Graph {
   std::string dump() const;
   // Name not yet used by any value (prefix + counter).
   std::string fresh_name(const std::string& prefix);
+  // Renames a value everywhere it is referenced (nodes, graph inputs/outputs).
+  void rename_value(const std::string& from, const std::string& to);
 
   // Replaces each symbolic dim by its binding; throws on a symbol absent from `bindings`
   // (keeps the symbol's name next to the value).

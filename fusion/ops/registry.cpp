@@ -108,11 +108,10 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   return out;
 }
 
-void infer_shapes(Graph& g) {
+void infer_shapes(Graph& g, const std::function<void(Graph&, int)>& after_node) {
   const OpRegistry& reg = OpRegistry::global();
-  std::vector<Node>& nodes = g.nodes();
   for (int idx : g.topological_order()) {
-    const Node& n = nodes[idx];
+    const Node& n = g.nodes()[idx];
     const OpSchema& schema = reg.get(n);
     std::vector<TensorDesc> descs(n.inputs.size());
     std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
@@ -140,6 +139,7 @@ void infer_shapes(Graph& g) {
       v.type = t;
       v.producer = idx;
     }
+    if (after_node) after_node(g, idx);
   }
 }
 

@@ -100,6 +100,8 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
 
 // Runs shape inference over a whole graph in topological order (all symbols must be bound),
 // filling every value's type. Throws GafError naming the first node whose inference fails.
-void infer_shapes(Graph& g);
+// `after_node` (optional) runs after each node's outputs are typed (constant folding uses it so
+// that a folded value feeds the inference of the nodes after it).
+void infer_shapes(Graph& g, const std::function<void(Graph&, int node_index)>& after_node = {});
 
 }  // namespace gaf

@@ -1,0 +1,24 @@
+// gaf subcommands. Each registers its options on the CLI11 app and returns the action to run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "apps/gaf/model_source.h"
+
+namespace gaf::cli {
+
+// Options every subcommand that names a model shares.
+struct ModelArgs {
+  std::string model;
+  std::vector<std::string> dims;
+  ModelOptions opts;
+  void add_to(CLI::App* app);
+  ModelOptions resolved() const;  // parses --dim
+};
+
+using Action = std::function<int()>;
+Action add_run_command(CLI::App& app);
+Action add_info_command(CLI::App& app);
+
+}  // namespace gaf::cli

@@ -1,0 +1,40 @@
+// How every gaf subcommand names and loads a model: "path.onnx" or "builtin:NAME", symbolic dims
+// bound from --dim / input files / builtin options, then folded and validated.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fusion/frontend/passes.h"
+#include "generators/reference_executor.h"
+
+namespace gaf {
+
+struct ModelOptions {
+  std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
+  int layers = 12;                      // builtin:bert-base
+  int64_t seq = 128;
+  int64_t batch = 1;
+};
+
+struct LoadedModel {
+  std::string spec;
+  std::string description;
+  Graph graph;
+  PassStats passes;
+};
+
+std::vector<std::string> builtin_model_names();
+// Parses "NAME=VALUE" (throws GafError on a malformed binding).
+std::pair<std::string, int64_t> parse_dim_binding(const std::string& s);
+
+// `known_inputs` (optional) lets symbols be bound from the shapes of given input tensors.
+LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
+                       ReferenceExecutor& folder, const TensorMap& known_inputs = {});
+
+// Inputs for a run without input files: float32 N(0,1), int64 zeros, bool true; the BERT mask
+// input is all ones. Deterministic for a seed.
+TensorMap make_default_inputs(const Graph& g, uint32_t seed);
+
+}  // namespace gaf

@@ -1,0 +1,22 @@
+// ONNX ModelProto -> Graph. Initializers become constant values, every node keeps its ONNX name
+// (or gets one), and the model's default-domain opset is recorded on each node as the int
+// attribute "_opset" (ops whose semantics changed between opsets read it).
+#pragma once
+
+#include <string>
+
+#include "fusion/ir/graph.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace gaf {
+
+// Throws GafError naming the file (bad protobuf, unsupported element type) or listing every
+// unsupported (op type, node name) pair at once.
+Graph import_onnx_file(const std::string& path);
+Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_dir,
+                        const std::string& what);
+
+}  // namespace gaf

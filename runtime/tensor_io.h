@@ -1,0 +1,28 @@
+// Reading and writing tensors: NumPy .npy (float32, int64, bool; C order) and ONNX TensorProto
+// .pb files (the format of ONNX's backend test data). Errors are GafError naming the file.
+#pragma once
+
+#include <string>
+
+#include "runtime/tensor.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace gaf {
+
+Tensor read_npy(const std::string& path);
+// Writes atomically: a temporary file renamed into place, so a failure leaves no partial file.
+void write_npy(const std::string& path, const Tensor& t);
+
+// ONNX TensorProto. `external_dir`: folder that external data locations are relative to (and
+// must stay inside); empty = external data not allowed.
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
+                         const std::string& external_dir = "");
+Tensor read_tensor_pb(const std::string& path);
+
+// Which one by extension (.npy or .pb).
+Tensor read_tensor_file(const std::string& path);
+
+}  // namespace gaf
