@@ -67,8 +67,12 @@ class JitNodeKernel : public NodeKernel {
     for (int k = 0; k < b.num_outputs(); ++k) {
       if (!b.outputs()[k].defined())
         ictx.fail("internal: algorithm did not define output " + std::to_string(k));
+      // Zero-sized outputs are left out of the pipeline (e.g. an empty part of a Split).
+      if (shape_numel(outs_[k].shape) == 0) continue;
       funcs.push_back(b.outputs()[k].func);
+      computed_.push_back(k);
     }
+    if (funcs.empty()) return;  // nothing to compute
     apply_reference_schedule(b.outputs(), b.stages());
     pipeline_ = Pipeline(funcs);
     pipeline_.compile_jit(get_jit_target_from_environment());
@@ -77,15 +81,14 @@ class JitNodeKernel : public NodeKernel {
   const std::vector<TensorDesc>& output_descs() const override { return outs_; }
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) override {
-    for (const Tensor& o : outputs)
-      if (o.numel() == 0) return;  // nothing to compute (zero-sized output)
+    if (computed_.empty()) return;  // every output is zero-sized
     for (size_t i = 0; i < params_.size(); ++i)
       if (params_[i].defined()) {
         if (!inputs[i]) throw GafError("internal: missing input " + std::to_string(i));
         params_[i].set(wrap(*inputs[i]));
       }
     std::vector<Buffer<>> bufs;
-    for (Tensor& o : outputs) bufs.push_back(wrap(o));
+    for (int k : computed_) bufs.push_back(wrap(outputs[k]));
     Realization r(bufs);
     try {
       pipeline_.realize(r);
@@ -97,6 +100,7 @@ class JitNodeKernel : public NodeKernel {
  private:
   std::vector<TensorDesc> outs_;
   std::vector<ImageParam> params_;
+  std::vector<int> computed_;  // the outputs the pipeline realizes (the non-empty ones)
   Pipeline pipeline_;
 };
 

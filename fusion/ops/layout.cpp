@@ -1,8 +1,222 @@
+// Layout ops: Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Expand. Each output element reads
+// exactly one input element (OpClass::Injective).
+#include <algorithm>
+
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
 
 namespace gaf {
 
-void register_layout_ops(OpRegistry&) {}
+using namespace Halide;
+
+namespace {
+
+// Input read for an output of shape `out_shape` holding the same row-major elements as `in`
+// (Reshape and friends). The dims are split into the shortest groups whose products agree; within
+// a group the output index is flattened and decomposed into input indices. A dim that is only
+// inserted or removed (size 1) or kept unchanged thus maps directly, with no division.
+Expr reshape_read(const TensorFunc& in, const Shape& out_shape, const std::vector<Var>& v) {
+  if (shape_numel(in.shape) == 0) return cast(halide_type(in.dtype), 0);  // output is skipped
+  const Shape& is = in.shape;
+  int ni = in.rank(), no = static_cast<int>(out_shape.size());
+  std::vector<Expr> idx(ni);
+  int i = 0, j = 0;
+  while (i < ni || j < no) {
+    std::vector<int> gi, go;
+    int64_t pi = 1, po = 1;
+    do {
+      if ((pi <= po && i < ni) || j >= no) {
+        gi.push_back(i);
+        pi *= is[i++];
+      } else {
+        go.push_back(j);
+        po *= out_shape[j++];
+      }
+    } while (pi != po && (i < ni || j < no));
+    Expr flat = 0;
+    for (int d : go) flat = flat * static_cast<int>(out_shape[d]) + v[d];
+    int64_t stride = pi;
+    for (size_t k = 0; k < gi.size(); ++k) {
+      int64_t ext = is[gi[k]];
+      stride /= ext;
+      Expr e = stride == 1 ? flat : flat / static_cast<int>(stride);
+      idx[gi[k]] = k == 0 ? e : e % static_cast<int>(ext);
+    }
+  }
+  return in(idx);
+}
+
+// Registers a reshape-like op: the output is input 0 with the shape `infer_shape` gives.
+void add_reshape_like(OpRegistry& r, const std::string& name, int max_inputs,
+                      std::vector<int> value_inputs,
+                      std::function<Shape(const InferContext&)> infer_shape) {
+  OpSchema s;
+  s.name = name;
+  s.op_class = OpClass::Injective;
+  s.max_inputs = max_inputs;
+  s.value_inputs = std::move(value_inputs);
+  s.infer = [infer_shape](const InferContext& c) {
+    Shape out = infer_shape(c);
+    c.check(shape_numel(out) == shape_numel(c.shape(0)),
+            "cannot reshape " + shape_str(c.shape(0)) + " to " + shape_str(out));
+    return std::vector<TensorDesc>{{c.dtype(0), out}};
+  };
+  s.build = [](BuildContext& b) {
+    const Shape& out = b.out_desc(0).shape;
+    std::vector<Var> v = b.vars(static_cast<int>(out.size()));
+    b.define_output(0, v, reshape_read(b.in(0), out, v));
+  };
+  r.add(std::move(s));
+}
+
+// Axes from value input 1 (opset 13+) or the 'axes' attribute (older opsets); empty if neither.
+std::vector<int64_t> axes_arg(const InferContext& c) {
+  if (c.has_input(1)) return c.value(1).to_int_vector();
+  return c.attrs().get_ints("axes", {});
+}
+
+Shape reshape_shape(const InferContext& c) {
+  // Opset < 5 carried the target shape as an attribute.
+  c.check(c.has_input(1) || c.attrs().has("shape"), "needs a target shape (input 1)");
+  std::vector<int64_t> target =
+      c.has_input(1) ? c.value(1).to_int_vector() : c.attrs().get_ints("shape", {});
+  bool allowzero = c.attrs().get_int("allowzero", 0) != 0;
+  const Shape& in = c.shape(0);
+  Shape out;
+  int infer_at = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == 0 && !allowzero) {
+      c.check(i < in.size(), "shape entry " + std::to_string(i) +
+                                 " is 0 (copy) but the input has rank " +
+                                 std::to_string(in.size()));
+      d = in[i];
+    } else if (d == -1) {
+      c.check(infer_at < 0, "more than one -1 in the target shape");
+      infer_at = static_cast<int>(i);
+      out.push_back(-1);
+      continue;
+    }
+    c.check(d >= 0, "invalid target dim " + std::to_string(d));
+    known *= d;
+    out.push_back(d);
+  }
+  if (infer_at >= 0) {
+    int64_t n = shape_numel(in);
+    c.check(known > 0 && n % known == 0, "cannot reshape " + shape_str(in) +
+                                             " to a shape with -1 and known dims of product " +
+                                             std::to_string(known));
+    out[infer_at] = n / known;
+  }
+  return out;
+}
+
+Shape flatten_shape(const InferContext& c) {
+  int rank = c.rank(0);
+  int64_t a = c.attrs().get_int("axis", 1);
+  if (a < 0) a += rank;
+  c.check(a >= 0 && a <= rank, "axis out of range for rank " + std::to_string(rank));
+  const Shape& in = c.shape(0);
+  Shape outer(in.begin(), in.begin() + a), inner(in.begin() + a, in.end());
+  return {shape_numel(outer), shape_numel(inner)};
+}
+
+Shape squeeze_shape(const InferContext& c) {
+  const Shape& in = c.shape(0);
+  std::vector<bool> drop(in.size(), false);
+  std::vector<int64_t> axes = axes_arg(c);
+  for (int64_t a : axes) {
+    int ax = c.axis(a, c.rank(0));
+    c.check(in[ax] == 1,
+            "cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(in[ax]));
+    drop[ax] = true;
+  }
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!(axes.empty() ? in[d] == 1 : drop[d])) out.push_back(in[d]);
+  return out;
+}
+
+Shape unsqueeze_shape(const InferContext& c) {
+  std::vector<int64_t> axes = axes_arg(c);
+  c.check(!axes.empty(), "needs axes");
+  int out_rank = c.rank(0) + static_cast<int>(axes.size());
+  std::vector<bool> inserted(out_rank, false);
+  for (int64_t a : axes) {
+    int ax = c.axis(a, out_rank);
+    c.check(!inserted[ax], "axis " + std::to_string(a) + " is repeated");
+    inserted[ax] = true;
+  }
+  Shape out;
+  size_t k = 0;
+  for (int d = 0; d < out_rank; ++d) out.push_back(inserted[d] ? 1 : c.shape(0)[k++]);
+  return out;
+}
+
+std::vector<int> transpose_perm(const InferContext& c) {
+  int rank = c.rank(0);
+  std::vector<int64_t> p = c.attrs().get_ints("perm", {});
+  if (!c.attrs().has("perm"))
+    for (int d = rank - 1; d >= 0; --d) p.push_back(d);
+  c.check(static_cast<int>(p.size()) == rank,
+          "perm has " + std::to_string(p.size()) + " entries for rank " + std::to_string(rank));
+  std::vector<int> perm;
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : p) {
+    int ax = c.axis(a, rank);
+    c.check(!seen[ax], "perm is not a permutation");
+    seen[ax] = true;
+    perm.push_back(ax);
+  }
+  return perm;
+}
+
+void add_transpose(OpRegistry& r) {
+  OpSchema s;
+  s.name = "Transpose";
+  s.op_class = OpClass::Injective;
+  s.infer = [](const InferContext& c) {
+    Shape out;
+    for (int p : transpose_perm(c)) out.push_back(c.shape(0)[p]);
+    return std::vector<TensorDesc>{{c.dtype(0), out}};
+  };
+  s.build = [](BuildContext& b) {
+    std::vector<int> perm = transpose_perm(b.infer());
+    std::vector<Var> v = b.vars(static_cast<int>(perm.size()));
+    std::vector<Expr> idx(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) idx[perm[d]] = v[d];
+    b.define_output(0, v, b.in(0)(idx));
+  };
+  r.add(std::move(s));
+}
+
+void add_expand(OpRegistry& r) {
+  OpSchema s;
+  s.name = "Expand";
+  s.op_class = OpClass::Injective;
+  s.min_inputs = s.max_inputs = 2;
+  s.value_inputs = {1};
+  s.infer = [](const InferContext& c) {
+    Shape target = c.value(1).to_int_vector();
+    return std::vector<TensorDesc>{{c.dtype(0), broadcast_shapes(c, {c.shape(0), target})}};
+  };
+  s.build = [](BuildContext& b) {
+    std::vector<Var> v = b.vars(static_cast<int>(b.out_desc(0).shape.size()));
+    b.define_output(0, v, b.broadcast_read(0, v));
+  };
+  r.add(std::move(s));
+}
+
+}  // namespace
+
+void register_layout_ops(OpRegistry& r) {
+  add_transpose(r);
+  add_expand(r);
+  add_reshape_like(r, "Reshape", 2, {1}, reshape_shape);
+  add_reshape_like(r, "Flatten", 1, {}, flatten_shape);
+  add_reshape_like(r, "Squeeze", 2, {1}, squeeze_shape);
+  add_reshape_like(r, "Unsqueeze", 2, {1}, unsqueeze_shape);
+}
 
 }  // namespace gaf
