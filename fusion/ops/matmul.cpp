@@ -1,8 +1,177 @@
+// MatMul (numpy matmul: 1-D operands promoted then squeezed, batch dims broadcast) and Gemm.
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
 
 namespace gaf {
 
-void register_matmul_ops(OpRegistry&) {}
+using namespace Halide;
+
+namespace {
+
+// acc(n, row) = sum_k a(row, k) * b(row, k, n), as an Accumulator stage: pure init 0 and an
+// update over RDom k, which the reference schedule turns into row-wide vector FMAs (k outside
+// the vectorised n). `row` flattens every output axis but the last (batch dims and M) so the
+// schedule parallelises over all rows even when the batch is 1 (BERT's [1, S, H] x [H, F]).
+Func matmul_accumulator(BuildContext& b, Type t, int64_t K,
+                        const std::function<Expr(const Expr& row, const Expr& k)>& a_at,
+                        const std::function<Expr(const Expr& row, const Expr& k, const Expr& n)>& b_at) {
+  Var n(b.prefix() + "_n"), row(b.prefix() + "_row");
+  Func acc;
+  if (K == 0) {
+    acc = b.stage("acc", StageRole::Accumulator);
+    acc(n, row) = cast(t, 0);
+    return acc;
+  }
+  RDom k(0, static_cast<int>(K), b.prefix() + "_k");
+  acc = b.stage("acc", StageRole::Accumulator, {k.x});
+  acc(n, row) = cast(t, 0);
+  acc(n, row) += cast(t, a_at(row, k.x)) * cast(t, b_at(row, k.x, n));
+  return acc;
+}
+
+void check_numeric(const InferContext& c, int i) {
+  c.check(c.dtype(i) != DType::Bool, "input " + std::to_string(i) + " is bool");
+  c.check(c.dtype(i) == c.dtype(0), std::string("input ") + std::to_string(i) + " has dtype " +
+                                        dtype_name(c.dtype(i)) + " but input 0 has " +
+                                        dtype_name(c.dtype(0)));
+}
+
+// MatMul's operands viewed as batched matrices: 1-D A is [1, K], 1-D B is [K, 1].
+struct MatMulShapes {
+  Shape a, b;     // promoted to rank >= 2
+  Shape batch;    // broadcast batch dims
+  int64_t M, K, N;
+  bool a_vec, b_vec;
+  Shape out() const {
+    Shape o = batch;
+    if (!a_vec) o.push_back(M);
+    if (!b_vec) o.push_back(N);
+    return o;
+  }
+};
+
+MatMulShapes matmul_shapes(const InferContext& c) {
+  check_numeric(c, 1);
+  MatMulShapes s;
+  s.a = c.shape(0);
+  s.b = c.shape(1);
+  c.check(!s.a.empty() && !s.b.empty(), "operands must have rank >= 1");
+  s.a_vec = s.a.size() == 1;
+  s.b_vec = s.b.size() == 1;
+  if (s.a_vec) s.a.insert(s.a.begin(), 1);
+  if (s.b_vec) s.b.push_back(1);
+  s.M = s.a[s.a.size() - 2];
+  s.K = s.a.back();
+  s.N = s.b.back();
+  c.check(s.b[s.b.size() - 2] == s.K, "inner dimensions differ: " + shape_str(c.shape(0)) +
+                                          " x " + shape_str(c.shape(1)));
+  s.batch = broadcast_shapes(c, {Shape(s.a.begin(), s.a.end() - 2), Shape(s.b.begin(), s.b.end() - 2)});
+  return s;
+}
+
+void add_matmul(OpRegistry& r) {
+  OpSchema s;
+  s.name = "MatMul";
+  s.op_class = OpClass::MatMul;
+  s.min_inputs = s.max_inputs = 2;
+  s.infer = [](const InferContext& c) {
+    return std::vector<TensorDesc>{{c.dtype(0), matmul_shapes(c).out()}};
+  };
+  s.build = [](BuildContext& b) {
+    MatMulShapes sh = matmul_shapes(b.infer());
+    const TensorFunc &A = b.in(0), &B = b.in(1);
+    int nb = static_cast<int>(sh.batch.size());
+    // Batch indices of a flattened row (row = batch_flat * M + m), right-aligned to `shape`'s
+    // batch dims with size-1 dims read at 0.
+    auto batch_idx = [&](const Expr& row, const Shape& shape) {
+      std::vector<Expr> full(nb);
+      Expr rest = row / static_cast<int>(sh.M);
+      for (int d = nb - 1; d >= 0; --d) {
+        int ext = static_cast<int>(sh.batch[d]);
+        full[d] = d == 0 ? rest : rest % ext;
+        rest = rest / ext;
+      }
+      int own = static_cast<int>(shape.size()) - 2;
+      std::vector<Expr> idx;
+      for (int d = 0; d < own; ++d) idx.push_back(shape[d] == 1 ? Expr(0) : full[nb - own + d]);
+      return idx;
+    };
+    // Reads through the promoted shapes: a promoted size-1 axis is not indexed.
+    auto a_at = [&](const Expr& row, const Expr& k) {
+      std::vector<Expr> idx = batch_idx(row, sh.a);
+      if (!sh.a_vec) idx.push_back(row % static_cast<int>(sh.M));
+      idx.push_back(k);
+      return A(idx);
+    };
+    auto b_at = [&](const Expr& row, const Expr& k, const Expr& n) {
+      std::vector<Expr> idx = batch_idx(row, sh.b);
+      idx.push_back(k);
+      if (!sh.b_vec) idx.push_back(n);
+      return B(idx);
+    };
+    Func acc = matmul_accumulator(b, halide_type(A.dtype), sh.K, a_at, b_at);
+    std::vector<Var> v = b.vars(static_cast<int>(sh.out().size()));
+    Expr row = 0;
+    for (int d = 0; d < nb; ++d) row = row * static_cast<int>(sh.batch[d]) + v[d];
+    row = row * static_cast<int>(sh.M) + (sh.a_vec ? Expr(0) : Expr(v[nb]));
+    Expr n = sh.b_vec ? Expr(0) : Expr(v.back());
+    b.define_output(0, v, acc(n, row));
+  };
+  r.add(std::move(s));
+}
+
+// Gemm: Y = alpha * A' B' + beta * C, A' = transA ? A^T : A (likewise B), C broadcast to (M, N).
+void add_gemm(OpRegistry& r) {
+  OpSchema s;
+  s.name = "Gemm";
+  s.op_class = OpClass::MatMul;
+  s.min_inputs = 2;
+  s.max_inputs = 3;
+  s.infer = [](const InferContext& c) {
+    check_numeric(c, 1);
+    c.check(c.rank(0) == 2 && c.rank(1) == 2,
+            "A and B must be 2-D, got " + shape_str(c.shape(0)) + " and " + shape_str(c.shape(1)));
+    bool ta = c.attrs().get_int("transA", 0) != 0, tb = c.attrs().get_int("transB", 0) != 0;
+    int64_t M = c.shape(0)[ta ? 1 : 0], K = c.shape(0)[ta ? 0 : 1];
+    int64_t Kb = c.shape(1)[tb ? 1 : 0], N = c.shape(1)[tb ? 0 : 1];
+    c.check(K == Kb, "inner dimensions differ: " + shape_str(c.shape(0)) + " x " +
+                         shape_str(c.shape(1)) + " with transA=" + std::to_string(ta) +
+                         " transB=" + std::to_string(tb));
+    if (c.has_input(2)) {
+      check_numeric(c, 2);
+      Shape bc = broadcast_shapes(c, {c.shape(2), {M, N}});
+      c.check(bc == Shape({M, N}),
+              "C of shape " + shape_str(c.shape(2)) + " does not broadcast to " + shape_str({M, N}));
+    }
+    return std::vector<TensorDesc>{{c.dtype(0), {M, N}}};
+  };
+  s.build = [](BuildContext& b) {
+    bool ta = b.attrs().get_int("transA", 0) != 0, tb = b.attrs().get_int("transB", 0) != 0;
+    const TensorFunc &A = b.in(0), &B = b.in(1);
+    Type t = halide_type(A.dtype);
+    int64_t K = A.shape[ta ? 0 : 1];
+    Func acc = matmul_accumulator(
+        b, t, K,
+        [&](const Expr& m, const Expr& k) { return ta ? A({k, m}) : A({m, k}); },
+        [&](const Expr&, const Expr& k, const Expr& n) { return tb ? B({n, k}) : B({k, n}); });
+    std::vector<Var> v = b.vars(2);
+    Expr y = acc(v[1], v[0]);
+    float alpha = b.attrs().get_float("alpha", 1.0f), beta = b.attrs().get_float("beta", 1.0f);
+    if (alpha != 1.0f) y = cast(t, alpha) * y;
+    if (b.has_input(2) && beta != 0.0f) {
+      Expr cv = b.broadcast_read(2, v);
+      y = y + (beta == 1.0f ? cv : cast(t, beta) * cv);
+    }
+    b.define_output(0, v, y);
+  };
+  r.add(std::move(s));
+}
+
+}  // namespace
+
+void register_matmul_ops(OpRegistry& r) {
+  add_matmul(r);
+  add_gemm(r);
+}
 
 }  // namespace gaf

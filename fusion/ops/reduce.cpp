@@ -1,8 +1,174 @@
+// Reductions: ReduceMean, ReduceSum, ReduceMax; and the row-statistic helpers (reduce_util.h)
+// that the normalisation family shares.
+#include <limits>
+
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
+#include "fusion/ops/reduce_util.h"
 
 namespace gaf {
 
-void register_reduce_ops(OpRegistry&) {}
+using namespace Halide;
+
+Expr RowStat::at(const std::vector<Expr>& idx) const {
+  std::vector<Expr> kept;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!reduced.at(d)) kept.push_back(idx[d]);
+  return func(halide_args(kept));
+}
+Expr RowStat::at(const std::vector<Var>& idx) const {
+  return at(std::vector<Expr>(idx.begin(), idx.end()));
+}
+
+int64_t reduced_count(const Shape& shape, const std::vector<bool>& reduced) {
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (reduced[d]) n *= shape[d];
+  return n;
+}
+
+RowStat reduce_stage(BuildContext& b, const std::string& suffix, const Shape& shape,
+                     const std::vector<bool>& reduced, ReduceKind kind, const IndexExpr& value) {
+  int rank = static_cast<int>(shape.size());
+  std::vector<Var> v = b.vars(rank);
+  std::vector<Var> kept;
+  std::vector<Region::value_type> region;  // RDom dims, innermost ONNX axis first
+  for (int d = rank - 1; d >= 0; --d)
+    if (reduced[d]) region.emplace_back(0, static_cast<int>(shape[d]));
+  for (int d = 0; d < rank; ++d)
+    if (!reduced[d]) kept.push_back(v[d]);
+  RDom r(region, b.prefix() + "_" + suffix + "_r");
+  std::vector<Expr> idx;
+  int ri = static_cast<int>(region.size());
+  for (int d = 0; d < rank; ++d) idx.push_back(reduced[d] ? Expr(r[--ri]) : Expr(v[d]));
+  Expr x = value(idx);
+  Type t = x.type();
+
+  std::vector<RVar> rvars;
+  for (int i = 0; i < r.dimensions(); ++i) rvars.push_back(r[i]);
+  Func f = b.stage(suffix, StageRole::Statistic, rvars);
+  std::vector<Var> args = halide_args(kept);
+  Expr init;
+  if (kind == ReduceKind::Sum)
+    init = cast(t, 0);
+  else  // -inf so that a row of -inf (or an empty row) reduces like numpy's max
+    init = t.is_float() ? cast(t, -std::numeric_limits<float>::infinity()) : t.min();
+  f(args) = init;
+  if (kind == ReduceKind::Sum)
+    f(args) = f(args) + x;
+  else
+    f(args) = max(f(args), x);
+  return RowStat{f, args, reduced};
+}
+
+RowStat map_stat(BuildContext& b, const std::string& suffix, const RowStat& s,
+                 const std::function<Expr(const Expr&)>& f) {
+  Func g = b.stage(suffix, StageRole::Pointwise);
+  g(s.args) = f(s.func(s.args));
+  return RowStat{g, s.args, s.reduced};
+}
+
+MeanVar mean_var(BuildContext& b, const Shape& shape, const std::vector<bool>& reduced,
+                 const IndexExpr& x) {
+  Expr inv_n = 1.0f / static_cast<float>(std::max<int64_t>(reduced_count(shape, reduced), 1));
+  auto xf = [&](const std::vector<Expr>& idx) { return cast<float>(x(idx)); };
+  RowStat sum = reduce_stage(b, "sum", shape, reduced, ReduceKind::Sum, xf);
+  RowStat mean = map_stat(b, "mean", sum, [&](const Expr& s) { return s * inv_n; });
+  RowStat sq = reduce_stage(b, "sqdev", shape, reduced, ReduceKind::Sum,
+                            [&](const std::vector<Expr>& idx) {
+                              Expr d = xf(idx) - mean.at(idx);
+                              return d * d;
+                            });
+  RowStat var = map_stat(b, "var", sq, [&](const Expr& s) { return s * inv_n; });
+  return MeanVar{mean, var};
+}
+
+namespace {
+
+enum class ReduceOp { Mean, Sum, Max };
+
+// Which axes a Reduce* node reduces, or an empty vector for "none" (noop_with_empty_axes=1 with
+// no axes: the output is the input). Axes come from value input 1 (ReduceSum opset 13+, the
+// others opset 18+) or else the 'axes' attribute; none given means all axes.
+std::vector<bool> reduce_axes(const InferContext& c) {
+  int rank = c.rank(0);
+  std::vector<int64_t> axes = c.has_input(1) ? c.value(1).to_int_vector()
+                                             : c.attrs().get_ints("axes", {});
+  if (axes.empty()) {
+    if (c.attrs().get_int("noop_with_empty_axes", 0) != 0) return {};
+    return std::vector<bool>(rank, true);
+  }
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : axes) {
+    int ax = c.axis(a, rank);
+    c.check(!reduced[ax], "axis " + std::to_string(a) + " is repeated");
+    reduced[ax] = true;
+  }
+  return reduced;
+}
+
+Shape reduce_shape(const InferContext& c, const std::vector<bool>& reduced) {
+  if (reduced.empty()) return c.shape(0);
+  bool keep = c.attrs().get_int("keepdims", 1) != 0;
+  Shape out;
+  for (int d = 0; d < c.rank(0); ++d) {
+    if (!reduced[d])
+      out.push_back(c.shape(0)[d]);
+    else if (keep)
+      out.push_back(1);
+  }
+  return out;
+}
+
+void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op) {
+  OpSchema s;
+  s.name = name;
+  s.op_class = OpClass::Reduction;
+  s.max_inputs = 2;
+  s.value_inputs = {1};
+  s.infer = [op](const InferContext& c) {
+    c.check(c.dtype(0) != DType::Bool, "bool input is not supported");
+    std::vector<bool> reduced = reduce_axes(c);
+    if (op == ReduceOp::Max && !reduced.empty())
+      for (int d = 0; d < c.rank(0); ++d)
+        c.check(!reduced[d] || c.shape(0)[d] > 0, "ReduceMax over an empty axis has no value");
+    return std::vector<TensorDesc>{{c.dtype(0), reduce_shape(c, reduced)}};
+  };
+  s.build = [op](BuildContext& b) {
+    const TensorFunc& x = b.in(0);
+    std::vector<bool> reduced = reduce_axes(b.infer());
+    std::vector<Var> v = b.vars(static_cast<int>(b.out_desc(0).shape.size()));
+    if (reduced.empty()) {  // noop_with_empty_axes
+      b.define_output(0, v, x(v));
+      return;
+    }
+    // float32 inputs accumulate in float32; int64 sums stay exact in int64.
+    auto value = [&](const std::vector<Expr>& idx) { return x(idx); };
+    RowStat stat = reduce_stage(b, "red", x.shape, reduced,
+                                op == ReduceOp::Max ? ReduceKind::Max : ReduceKind::Sum, value);
+    // The input index of output element v: with keepdims the ranks agree; without, the kept
+    // axes are v in order. Reduced entries are ignored by RowStat::at.
+    std::vector<Expr> idx;
+    bool keep = b.attrs().get_int("keepdims", 1) != 0;
+    for (int d = 0, k = 0; d < x.rank(); ++d)
+      idx.push_back(keep ? Expr(v[d]) : reduced[d] ? Expr(0) : Expr(v[k++]));
+    Expr e = stat.at(idx);
+    if (op == ReduceOp::Mean) {
+      int64_t n = reduced_count(x.shape, reduced);
+      e = e.type().is_float() ? e / static_cast<float>(n)
+                              : div_round_to_zero(e, Internal::make_const(e.type(), std::max<int64_t>(n, 1)));
+    }
+    b.define_output(0, v, e);
+  };
+  r.add(std::move(s));
+}
+
+}  // namespace
+
+void register_reduce_ops(OpRegistry& r) {
+  add_reduce(r, "ReduceMean", ReduceOp::Mean);
+  add_reduce(r, "ReduceSum", ReduceOp::Sum);
+  add_reduce(r, "ReduceMax", ReduceOp::Max);
+}
 
 }  // namespace gaf

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages graph-autofusion needs (skips what is already installed).
+# Usage: scripts/install_deps.sh [--with-peers]   (peers: PyTorch for the end-to-end export tests)
+set -euo pipefail
+
+packages=(cmake g++ make libhalide14-0-dev libgtest-dev libcli11-dev libonnx-dev libprotobuf-dev
+          protobuf-compiler nlohmann-json3-dev libonnx-testdata
+          python3-torch python3-onnx python3-numpy)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all packages present"
+  exit 0
+fi
+echo "install_deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

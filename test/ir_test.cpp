@@ -1,0 +1,145 @@
+// Graph IR: builder API, validation errors that name the node, symbolic dims, dump, shape
+// inference failures, folding and dead-node removal.
+#include <gtest/gtest.h>
+
+#include "fusion/frontend/passes.h"
+#include "fusion/ir/builder.h"
+#include "generators/reference_executor.h"
+
+using namespace gaf;
+
+namespace {
+
+Tensor ones(Shape s) {
+  Tensor t(DType::Float32, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = 1.0f;
+  return t;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const GafError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Graph small_mlp() {
+  GraphBuilder g("mlp");
+  auto x = g.input("x", DType::Float32, {Dim::sym("batch"), 4});
+  auto y = g.add(g.matmul(x, g.weight("w", ones({4, 3}))), g.weight("b", ones({3})));
+  g.output(g.relu(y), "y");
+  return g.finish();
+}
+
+}  // namespace
+
+TEST(GraphIR, BuilderReadsLikeModelCodeAndKeepsSymbols) {
+  Graph g = small_mlp();
+  EXPECT_EQ(g.nodes().size(), 3u);
+  EXPECT_EQ(g.inputs(), std::vector<std::string>{"x"});
+  EXPECT_EQ(g.outputs(), std::vector<std::string>{"y"});
+  EXPECT_EQ(g.value("x").type.dims[0].symbol, "batch");
+  EXPECT_EQ(g.unbound_symbols(), std::vector<std::string>{"batch"});
+  g.bind_dims({{"batch", 5}});
+  infer_shapes(g);
+  EXPECT_EQ(g.value("y").type.shape(), (Shape{5, 3}));
+  // The symbol's name survives binding.
+  EXPECT_EQ(g.value("x").type.dims[0].str(), "batch=5");
+  std::string dump = g.dump();
+  EXPECT_NE(dump.find("MatMul(%x, %w)"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("float32[5,3]"), std::string::npos) << dump;
+}
+
+TEST(GraphIR, ScopesPrefixNodeNames) {
+  GraphBuilder g("s");
+  auto x = g.input("x", DType::Float32, {2});
+  ValueRef y;
+  {
+    GraphBuilder::Scope s(g, "layer0");
+    GraphBuilder::Scope t(g, "ffn");
+    y = g.relu(x);
+  }
+  g.output(y);
+  Graph graph = g.finish();
+  EXPECT_EQ(graph.nodes()[0].name.rfind("layer0/ffn/Relu", 0), 0u) << graph.nodes()[0].name;
+}
+
+TEST(GraphIR, DanglingInputNamesTheNode) {
+  Graph g;
+  g.add_value("x", TensorType(DType::Float32, {2}));
+  g.inputs().push_back("x");
+  g.add_value("y", TensorType(DType::Float32, {2}));
+  g.add_node(Node{"add_1", "Add", {}, {"x", "ghost"}, {"y"}});
+  g.outputs().push_back("y");
+  std::string e = error_of([&] { g.validate(); });
+  EXPECT_NE(e.find("node 'add_1'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'ghost' is dangling"), std::string::npos) << e;
+}
+
+TEST(GraphIR, CycleNamesANode) {
+  Graph g;
+  g.add_value("a", TensorType(DType::Float32, {2}));
+  g.add_value("b", TensorType(DType::Float32, {2}));
+  g.add_node(Node{"n1", "Relu", {}, {"b"}, {"a"}});
+  g.add_node(Node{"n2", "Relu", {}, {"a"}, {"b"}});
+  g.outputs().push_back("b");
+  std::string e = error_of([&] { g.validate(); });
+  EXPECT_NE(e.find("cycle"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'n"), std::string::npos) << e;
+}
+
+TEST(GraphIR, DuplicateNamesAreRefused) {
+  Graph g;
+  g.add_value("a", TensorType(DType::Float32, {2}));
+  EXPECT_NE(error_of([&] { g.add_value("a", TensorType(DType::Float32, {2})); }).find("duplicate value name 'a'"),
+            std::string::npos);
+  g.add_node(Node{"n", "Relu", {}, {"a"}, {}});
+  EXPECT_NE(error_of([&] { g.add_node(Node{"n", "Relu", {}, {"a"}, {}}); }).find("node 'n': duplicate node name"),
+            std::string::npos);
+}
+
+TEST(GraphIR, ShapeInferenceFailureNamesTheNode) {
+  GraphBuilder b("bad");
+  auto x = b.input("x", DType::Float32, {2, 3});
+  auto y = b.input("y", DType::Float32, {4, 5});
+  b.output(b.matmul(x, y), "z");
+  Graph g = b.finish();
+  std::string e = error_of([&] { infer_shapes(g); });
+  EXPECT_NE(e.find("MatMul"), std::string::npos) << e;
+  EXPECT_NE(e.find("node '"), std::string::npos) << e;
+}
+
+TEST(GraphIR, UnboundSymbolIsAClearError) {
+  Graph g = small_mlp();
+  ReferenceExecutor ex;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  std::string e = error_of([&] { prepare_graph(g, {}, eval); });
+  EXPECT_NE(e.find("unbound symbolic dim(s): batch"), std::string::npos) << e;
+}
+
+TEST(Passes, FoldsConstantSubgraphsAndRemovesDeadNodes) {
+  GraphBuilder b("fold");
+  auto x = b.input("x", DType::Float32, {Dim::sym("n"), 3});
+  // shape = Shape(x) -> folded to a constant once n is bound; Reshape then has a static target.
+  auto shape = b.op1("Shape", {x});
+  auto r = b.op1("Reshape", {x, shape});
+  auto c = b.add(b.scalar(1.0f), b.scalar(2.0f));  // constant subexpression
+  b.relu(x);                                       // dead: nothing uses it
+  b.output(b.mul(r, c), "y");
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  PassStats s = prepare_graph(g, {{"n", 2}}, eval);
+  EXPECT_EQ(s.folded_nodes, 2);  // Shape and Add
+  ASSERT_EQ(g.nodes().size(), 2u);  // Reshape, Mul
+  EXPECT_EQ(g.nodes()[0].op_type, "Reshape");
+  EXPECT_EQ(g.nodes()[1].op_type, "Mul");
+  Tensor in(DType::Float32, {2, 3});
+  for (int i = 0; i < 6; ++i) in.data<float>()[i] = static_cast<float>(i);
+  TensorMap out = ex.run(g, {{"x", in}});
+  EXPECT_EQ(out.at("y").data<float>()[5], 15.0f);
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""Exports a small BERT-style encoder (embeddings, 2 post-LN layers, GELU erf) with PyTorch's own
+torch.onnx.export, with dynamic batch/seq axes, and saves PyTorch's output for the same inputs.
+
+usage: export_bert.py OUT_DIR OPSET [--layers N --hidden H --heads A --ffn F --seq S --batch B]
+writes OUT_DIR/model.onnx, input_ids.npy, attention_mask.npy, expected.npy
+"""
+import argparse
+import math
+import os
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads, self.d = heads, hidden // heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        self.dense = nn.Linear(hidden, hidden)
+        self.norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.dropout = nn.Dropout(0.1)
+
+    def split(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, self.heads, self.d).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask):
+        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d) + mask
+        probs = self.dropout(torch.softmax(scores, dim=-1))
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(ctx.shape[0], ctx.shape[1], -1)
+        return self.norm(self.dropout(self.dense(ctx)) + x)
+
+
+class Layer(nn.Module):
+    def __init__(self, hidden, heads, ffn):
+        super().__init__()
+        self.attn = SelfAttention(hidden, heads)
+        self.up = nn.Linear(hidden, ffn)
+        self.down = nn.Linear(ffn, hidden)
+        self.norm = nn.LayerNorm(hidden, eps=1e-12)
+
+    def forward(self, x, mask):
+        a = self.attn(x, mask)
+        return self.norm(self.down(nn.functional.gelu(self.up(a))) + a)
+
+
+class Bert(nn.Module):
+    def __init__(self, layers, hidden, heads, ffn, vocab=100, max_pos=64):
+        super().__init__()
+        self.word = nn.Embedding(vocab, hidden)
+        self.pos = nn.Embedding(max_pos, hidden)
+        self.norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.layers = nn.ModuleList([Layer(hidden, heads, ffn) for _ in range(layers)])
+
+    def forward(self, input_ids, attention_mask):
+        pos = torch.arange(input_ids.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.norm(self.word(input_ids) + self.pos(pos))
+        mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask)
+        return x
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out_dir")
+    ap.add_argument("opset", type=int)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=128)
+    ap.add_argument("--seq", type=int, default=16)
+    ap.add_argument("--batch", type=int, default=2)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    model = Bert(a.layers, a.hidden, a.heads, a.ffn).eval()
+    ids = torch.randint(0, 100, (a.batch, a.seq), dtype=torch.long)
+    mask = torch.ones(a.batch, a.seq, dtype=torch.long)
+    mask[-1, a.seq * 3 // 4:] = 0  # padding in the last sequence exercises the mask path
+    os.makedirs(a.out_dir, exist_ok=True)
+    path = os.path.join(a.out_dir, "model.onnx")
+    with torch.no_grad():
+        expected = model(ids, mask).numpy()
+        torch.onnx.export(model, (ids, mask), path, opset_version=a.opset,
+                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                        "attention_mask": {0: "batch", 1: "seq"},
+                                        "last_hidden_state": {0: "batch", 1: "seq"}})
+    np.save(os.path.join(a.out_dir, "input_ids.npy"), ids.numpy())
+    np.save(os.path.join(a.out_dir, "attention_mask.npy"), mask.numpy())
+    np.save(os.path.join(a.out_dir, "expected.npy"), expected.astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()
