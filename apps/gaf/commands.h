@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "apps/gaf/model_source.h"
+#include "fusion/planner/planner.h"
 
 namespace gaf::cli {
 
@@ -17,8 +18,18 @@ struct ModelArgs {
   ModelOptions resolved() const;  // parses --dim
 };
 
+// Fusion controls shared by plan/run (and the GAF_FUSION environment variable, applied first).
+struct FusionArgs {
+  bool no_fusion = false;
+  std::vector<std::string> disable_kinds, disable_rules, skip;
+  int max_group_size = 0;
+  void add_to(CLI::App* app);
+  PlannerOptions resolved(const RuleRegistry& rules) const;
+};
+
 using Action = std::function<int()>;
 Action add_run_command(CLI::App& app);
 Action add_info_command(CLI::App& app);
+Action add_plan_command(CLI::App& app);
 
 }  // namespace gaf::cli

@@ -7,9 +7,9 @@
 int main(int argc, char** argv) {
   CLI::App app{"graph-autofusion: fuse a model's operators and compile them with Halide"};
   app.require_subcommand(1);
-  std::vector<std::pair<CLI::App*, gaf::cli::Action>> actions;
   gaf::cli::Action run = gaf::cli::add_run_command(app);
   gaf::cli::Action info = gaf::cli::add_info_command(app);
+  gaf::cli::Action plan = gaf::cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("info")) return info();
+    if (app.got_subcommand("plan")) return plan();
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf: error: " << e.what() << std::endl;
     return 1;

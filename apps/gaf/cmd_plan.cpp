@@ -1,0 +1,60 @@
+// gaf plan: what would be fused, how, what it saves, and what was refused and why.
+#include <fstream>
+#include <iostream>
+
+#include "apps/gaf/commands.h"
+#include "fusion/report/report.h"
+
+namespace gaf::cli {
+
+namespace {
+
+struct PlanArgs {
+  ModelArgs model;
+  FusionArgs fusion;
+  std::string json_file, dot_file;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw GafError(path + ": cannot write file");
+    f << text;
+    if (!f) throw GafError(path + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw GafError(path + ": cannot move the file into place");
+}
+
+int plan(const PlanArgs& a) {
+  RuleRegistry rules = RuleRegistry::builtin();
+  PlannerOptions opts = a.fusion.resolved(rules);
+  ReferenceExecutor folder;
+  LoadedModel m = load_model(a.model.model, a.model.resolved(), folder);
+  FusionPlan p = plan_fusion(m.graph, opts, rules);
+  std::cout << "model: " << m.description << "\n";
+  std::cout << fusion_log_lines(m.graph, p) << "\n" << fusion_text_report(m.graph, p);
+  if (!a.json_file.empty()) {
+    write_file(a.json_file, fusion_plan_json(m.graph, p).dump(2) + "\n");
+    std::cout << "wrote " << a.json_file << "\n";
+  }
+  if (!a.dot_file.empty()) {
+    write_file(a.dot_file, fusion_plan_dot(m.graph, p));
+    std::cout << "wrote " << a.dot_file << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_plan_command(CLI::App& app) {
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App* c = app.add_subcommand("plan", "show the fusion plan: groups, decisions, savings, refusals");
+  a->model.add_to(c);
+  a->fusion.add_to(c);
+  c->add_option("--json", a->json_file, "write the plan as JSON");
+  c->add_option("--dot", a->dot_file, "write the graph with fused groups as Graphviz DOT");
+  return [a] { return plan(*a); };
+}
+
+}  // namespace gaf::cli

@@ -1,0 +1,116 @@
+#include "fusion/planner/group_info.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace gaf {
+
+int64_t value_bytes(const Graph& g, const std::string& value) {
+  const TensorType& t = g.value(value).type;
+  return shape_numel(t.shape()) * static_cast<int64_t>(dtype_size(t.dtype));
+}
+
+namespace {
+
+// Signature: kind, then per member its op, attributes and where each input comes from (external
+// input #k with its type, or member j's output o), value-input constants by content, and which
+// member outputs leave the group. Weights are external inputs, so BERT's 12 layers share one.
+std::string signature_of(const GraphView& v, const FusionGroup& fg) {
+  const Graph& g = v.graph();
+  std::map<std::string, std::string> ref;
+  for (size_t k = 0; k < fg.inputs.size(); ++k) ref[fg.inputs[k]] = "i" + std::to_string(k);
+  std::ostringstream os;
+  os << fusion_kind_name(fg.kind) << '{';
+  for (size_t j = 0; j < fg.nodes.size(); ++j) {
+    const Node& n = v.node(fg.nodes[j]);
+    const OpSchema* schema = OpRegistry::global().find(n.op_type);
+    os << n.op_type << '[' << n.attrs.fingerprint() << "](";
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string& in = n.inputs[i];
+      if (in.empty()) {
+        os << "_,";
+        continue;
+      }
+      auto it = ref.find(in);
+      os << (it != ref.end() ? it->second : "?");
+      const Value& val = g.value(in);
+      os << ':' << val.type.str();
+      if (val.constant && schema && schema->is_value_input(static_cast<int>(i))) {
+        os << '=';
+        for (int64_t e = 0; e < val.constant->numel(); ++e) os << val.constant->as_double(e) << ' ';
+      }
+      os << ',';
+    }
+    os << ")->";
+    for (size_t o = 0; o < n.outputs.size(); ++o) ref[n.outputs[o]] = "m" + std::to_string(j) + "." + std::to_string(o);
+    os << ';';
+  }
+  os << "}out(";
+  for (const std::string& o : fg.outputs) os << ref[o] << ',';
+  os << ')';
+  return os.str();
+}
+
+}  // namespace
+
+void describe_group(const GraphView& v, FusionGroup& fg) {
+  const Graph& g = v.graph();
+  std::set<int> inside(fg.nodes.begin(), fg.nodes.end());
+  std::set<std::string> produced, seen_in;
+  fg.inputs.clear();
+  fg.outputs.clear();
+  fg.decisions.clear();
+  fg.bytes_unfused = 0;
+  for (int n : fg.nodes) {
+    const Node& node = v.node(n);
+    for (const std::string& in : node.inputs) {
+      if (in.empty()) continue;
+      fg.bytes_unfused += value_bytes(g, in);
+      if (!produced.count(in) && seen_in.insert(in).second) fg.inputs.push_back(in);
+    }
+    for (const std::string& o : node.outputs) {
+      if (o.empty()) continue;
+      produced.insert(o);
+      fg.bytes_unfused += value_bytes(g, o);
+      bool escapes = v.is_graph_output(o);
+      for (int c : v.consumers(o)) escapes = escapes || !inside.count(c);
+      if (escapes) fg.outputs.push_back(o);
+    }
+  }
+  fg.bytes_fused = 0;
+  for (const std::string& in : fg.inputs) fg.bytes_fused += value_bytes(g, in);
+  for (const std::string& o : fg.outputs) fg.bytes_fused += value_bytes(g, o);
+
+  const std::string anchor = fg.outputs.size() == 1 ? fg.outputs[0] : "";
+  for (int n : fg.nodes) {
+    const Node& node = v.node(n);
+    OpClass cls = v.op_class(n);
+    for (const std::string& o : node.outputs) {
+      if (o.empty()) continue;
+      FuncDecision d;
+      d.value = o;
+      if (std::find(fg.outputs.begin(), fg.outputs.end(), o) != fg.outputs.end()) {
+        d.decision = ComputeDecision::Root;
+        d.reason = v.is_graph_output(o) ? "graph output" : "read outside the group";
+      } else if (is_map_class(cls)) {
+        d.decision = ComputeDecision::Inline;
+        d.reason = std::string(op_class_name(cls)) + ": computed where it is read";
+      } else if (!anchor.empty()) {
+        d.decision = ComputeDecision::ComputeAt;
+        d.at = anchor + "@row";
+        d.reason = cls == OpClass::MatMul ? "accumulator computed per row tile of the output"
+                                          : "row statistic computed once per output row";
+      } else {
+        d.decision = ComputeDecision::Root;
+        d.reason = "the group has several outputs, so there is no single loop to compute it in";
+      }
+      fg.decisions.push_back(d);
+    }
+  }
+  fg.signature = signature_of(v, fg);
+}
+
+}  // namespace gaf

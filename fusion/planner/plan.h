@@ -1,0 +1,58 @@
+// FusionPlan: the planner's output and the only thing the fused executor and the reports read.
+// Groups of nodes (each run as one Halide pipeline), what each member's Func is computed as, the
+// predicted memory traffic, and every merge the planner refused with a reason code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gaf {
+
+// The five fusion kinds of graph-autofusion, plus "single" for a node left on its own.
+enum class FusionKind { Elementwise, MatMulEpilogue, Normalization, HorizontalMatMul, CommCompute, Custom, Single };
+const char* fusion_kind_name(FusionKind k);        // "elementwise", "matmul_epilogue", ...
+bool parse_fusion_kind(const std::string& s, FusionKind* out);
+std::vector<std::string> fusion_kind_names();       // the user-facing kinds (not "single")
+
+// How a member's Func is computed inside the group's pipeline.
+enum class ComputeDecision { Inline, ComputeAt, Root };
+const char* compute_decision_name(ComputeDecision d);  // "inline", "compute_at", "root"
+
+struct FuncDecision {
+  std::string value;      // the node output (or "<node>:<stage>") the decision is about
+  ComputeDecision decision = ComputeDecision::Inline;
+  std::string at;         // for compute_at: the consumer and loop level, e.g. "y@row"
+  std::string reason;     // one short sentence
+};
+
+struct FusionGroup {
+  int id = -1;
+  FusionKind kind = FusionKind::Single;
+  std::string rule;                    // rule that formed it ("generic" for op-class grouping)
+  std::vector<int> nodes;              // indices into Graph::nodes(), in topological order
+  std::vector<std::string> inputs;     // values read from outside the group (incl. weights)
+  std::vector<std::string> outputs;    // values used outside the group or graph outputs
+  std::vector<FuncDecision> decisions;
+  int64_t bytes_unfused = 0;           // traffic if every member ran alone
+  int64_t bytes_fused = 0;             // traffic of the group run as one pipeline
+  std::string signature;               // kernel de-dup and schedule database key
+  int64_t bytes_saved() const { return bytes_unfused - bytes_fused; }
+  int launches_saved() const { return static_cast<int>(nodes.size()) - 1; }
+};
+
+// A merge the planner considered and refused.
+struct RefusedMerge {
+  std::string code;      // e.g. "GAF-NF002"
+  std::string message;   // a sentence naming the nodes
+  std::string rule;      // rule or "generic"
+  std::vector<std::string> nodes;  // node names involved
+};
+
+struct FusionPlan {
+  std::vector<FusionGroup> groups;      // in execution order
+  std::vector<RefusedMerge> refused;
+  std::vector<int> group_of_node;       // node index -> group id
+};
+
+}  // namespace gaf

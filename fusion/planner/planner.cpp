@@ -1,0 +1,377 @@
+#include "fusion/planner/planner.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <sstream>
+
+#include "fusion/planner/group_info.h"
+
+namespace gaf {
+
+namespace {
+
+struct WorkGroup {
+  FusionKind kind = FusionKind::Single;
+  std::string rule;
+  std::set<int> nodes;
+  bool alive = true;
+};
+
+std::string join_names(const GraphView& v, const std::set<int>& nodes, size_t max = 4) {
+  std::string s;
+  size_t k = 0;
+  for (int n : nodes) {
+    if (k++ == max) {
+      s += ", ... (" + std::to_string(nodes.size()) + " nodes)";
+      break;
+    }
+    s += (s.empty() ? "'" : ", '") + v.node(n).name + "'";
+  }
+  return s;
+}
+
+class Planner {
+ public:
+  Planner(const Graph& g, const PlannerOptions& o) : g_(g), v_(g), opts_(o) {
+    for (int i = 0; i < v_.num_nodes(); ++i) {
+      WorkGroup w;
+      w.nodes.insert(i);
+      groups_.push_back(w);
+      group_of_.push_back(i);
+    }
+  }
+
+  FusionPlan run(const RuleRegistry& rules) {
+    if (opts_.enabled) {
+      for (const auto& rule : rules.ordered()) {
+        if (opts_.disabled_rules.count(rule->name()) || opts_.disabled_kinds.count(rule->kind()))
+          continue;
+        apply_rule(*rule);
+      }
+      if (opts_.generic_grouping) generic_grouping();
+    }
+    return finish();
+  }
+
+ private:
+  bool skipped(int n) const {
+    const Node& node = v_.node(n);
+    return opts_.skip_nodes.count(node.name) || opts_.skip_nodes.count(node.op_type);
+  }
+
+  void refuse(const std::string& code, const std::string& msg, const std::string& rule,
+              const std::set<int>& nodes) {
+    std::string key = code + "|" + msg;
+    if (!refused_keys_.insert(key).second) return;
+    RefusedMerge r{code, msg, rule, {}};
+    for (int n : nodes) r.nodes.push_back(v_.node(n).name);
+    refused_.push_back(r);
+  }
+
+  std::set<int> succ_groups(int gi) const {
+    std::set<int> s;
+    for (int n : groups_[gi].nodes)
+      for (const std::string& o : v_.node(n).outputs)
+        for (int c : v_.consumers(o))
+          if (group_of_[c] != gi) s.insert(group_of_[c]);
+    return s;
+  }
+
+  // Merging `members` (group indices) into one is legal w.r.t. cycles iff no path leaves the
+  // set and comes back into it through another group.
+  bool creates_cycle(const std::set<int>& members) const {
+    std::deque<int> q;
+    std::set<int> seen;
+    for (int m : members)
+      for (int s : succ_groups(m))
+        if (!members.count(s) && seen.insert(s).second) q.push_back(s);
+    while (!q.empty()) {
+      int gi = q.front();
+      q.pop_front();
+      for (int s : succ_groups(gi)) {
+        if (members.count(s)) return true;
+        if (seen.insert(s).second) q.push_back(s);
+      }
+    }
+    return false;
+  }
+
+  int merge(const std::set<int>& members, FusionKind kind, const std::string& rule) {
+    WorkGroup w;
+    w.kind = kind;
+    w.rule = rule;
+    for (int m : members) {
+      groups_[m].alive = false;
+      w.nodes.insert(groups_[m].nodes.begin(), groups_[m].nodes.end());
+    }
+    groups_.push_back(w);
+    int id = static_cast<int>(groups_.size()) - 1;
+    for (int n : w.nodes) group_of_[n] = id;
+    return id;
+  }
+
+  void apply_rule(const FusionRule& rule) {
+    std::vector<RuleMatch> matches =
+        rule.find(v_, [this](int n) { return groups_[group_of_[n]].kind == FusionKind::Single; });
+    // Larger matches first (a full LayerNorm before its core), then in graph order.
+    std::stable_sort(matches.begin(), matches.end(), [&](const RuleMatch& a, const RuleMatch& b) {
+      if (a.nodes.size() != b.nodes.size()) return a.nodes.size() > b.nodes.size();
+      return v_.topo_position(*std::min_element(a.nodes.begin(), a.nodes.end())) <
+             v_.topo_position(*std::min_element(b.nodes.begin(), b.nodes.end()));
+    });
+    for (const RuleMatch& m : matches) {
+      std::set<int> nodes(m.nodes.begin(), m.nodes.end());
+      std::set<int> members;
+      bool taken = false;
+      for (int n : nodes) {
+        members.insert(group_of_[n]);
+        if (groups_[group_of_[n]].kind != FusionKind::Single) taken = true;
+      }
+      if (taken) continue;  // an overlapping (earlier or larger) match won
+      bool skip = false;
+      for (int n : nodes)
+        if (skipped(n)) {
+          refuse(reason::kSkipped, "rule " + rule.name() + " matched " + join_names(v_, nodes) +
+                                       " but node '" + v_.node(n).name + "' is skipped by the user",
+                 rule.name(), nodes);
+          skip = true;
+        }
+      if (skip) continue;
+      if (static_cast<int>(nodes.size()) > opts_.max_group_size) {
+        refuse(reason::kGroupSize, "rule " + rule.name() + ": group of " +
+                                       std::to_string(nodes.size()) + " nodes " + join_names(v_, nodes) +
+                                       " exceeds the limit of " + std::to_string(opts_.max_group_size),
+               rule.name(), nodes);
+        continue;
+      }
+      if (creates_cycle(members)) {
+        refuse(reason::kCycle, "rule " + rule.name() + ": fusing " + join_names(v_, nodes) +
+                                   " would create a cycle (a path leaves the group and re-enters it)",
+               rule.name(), nodes);
+        continue;
+      }
+      merge(members, rule.kind(), rule.name());
+    }
+  }
+
+  bool all_map(int gi) const {
+    for (int n : groups_[gi].nodes)
+      if (!is_map_class(v_.op_class(n))) return false;
+    return true;
+  }
+  bool has_class(int gi, OpClass c) const {
+    for (int n : groups_[gi].nodes)
+      if (v_.op_class(n) == c) return true;
+    return false;
+  }
+
+  struct Candidate {
+    int producer, consumer;  // group indices
+    int64_t bytes_saved;
+    int distance;
+  };
+
+  // One producer node -> consumer node edge between two groups (named in refusals).
+  std::set<int> edge_between(int p, int c) const {
+    for (int n : groups_[p].nodes)
+      for (const std::string& o : v_.node(n).outputs)
+        for (int k : v_.consumers(o))
+          if (group_of_[k] == c) return {n, k};
+    return {};
+  }
+
+  int64_t value_bytes(const std::string& v) const {
+    const TensorType& t = g_.value(v).type;
+    return shape_numel(t.shape()) * static_cast<int64_t>(dtype_size(t.dtype));
+  }
+
+  // Bytes no longer written and read back if P and C run as one pipeline.
+  int64_t saving(int p, int c) const {
+    int64_t s = 0;
+    for (int n : groups_[p].nodes)
+      for (const std::string& o : v_.node(n).outputs) {
+        if (o.empty() || v_.is_graph_output(o)) continue;
+        const auto& cons = v_.consumers(o);
+        if (cons.empty()) continue;
+        bool feeds_c = false, all_in = true;
+        for (int k : cons) {
+          feeds_c = feeds_c || group_of_[k] == c;
+          all_in = all_in && (group_of_[k] == c || group_of_[k] == p);
+        }
+        if (feeds_c && all_in) s += 2 * value_bytes(o);
+      }
+    return s;
+  }
+
+  // Op-class legality of a generic producer->consumer merge; empty code = allowed.
+  std::pair<std::string, std::string> class_check(int p, int c) const {
+    std::set<int> both = groups_[p].nodes;
+    both.insert(groups_[c].nodes.begin(), groups_[c].nodes.end());
+    for (int n : both)
+      if (skipped(n))
+        return {reason::kSkipped, "node '" + v_.node(n).name + "' is skipped by the user"};
+    if (all_map(p)) {
+      for (int n : groups_[p].nodes)
+        for (const std::string& o : v_.node(n).outputs)
+          for (int k : v_.consumers(o)) {
+            if (group_of_[k] != c) continue;
+            if (v_.op_class(k) == OpClass::MatMul)
+              return {reason::kDuplicateWork,
+                      "'" + v_.node(n).name + "' would be recomputed inside MatMul '" +
+                          v_.node(k).name + "''s reduction loop"};
+            if (!v_.node(k).outputs.empty() && !v_.node(k).outputs[0].empty() &&
+                value_bytes(o) < value_bytes(v_.node(k).outputs[0]) &&
+                g_.value(o).type.dtype == g_.value(v_.node(k).outputs[0]).type.dtype)
+              return {reason::kShapes,
+                      "'" + v_.node(n).name + "' " + g_.value(o).type.str() +
+                          " is broadcast by '" + v_.node(k).name +
+                          "'; inlined it would be recomputed for every output element"};
+          }
+      return {"", ""};
+    }
+    if (all_map(c)) return {"", ""};  // epilogue
+    return {reason::kClasses, std::string("a ") + fusion_kind_name(groups_[p].kind) +
+                                  " group and a " + fusion_kind_name(groups_[c].kind) +
+                                  " group cannot fuse (only elementwise/layout work fuses into "
+                                  "another group's prologue or epilogue)"};
+  }
+
+  FusionKind merged_kind(int p, int c) const {
+    for (int gi : {p, c})
+      if (groups_[gi].kind != FusionKind::Single && groups_[gi].kind != FusionKind::Elementwise)
+        return groups_[gi].kind;
+    if (has_class(p, OpClass::MatMul) || has_class(c, OpClass::MatMul)) return FusionKind::MatMulEpilogue;
+    if (has_class(p, OpClass::Reduction) || has_class(c, OpClass::Reduction)) return FusionKind::Normalization;
+    return FusionKind::Elementwise;
+  }
+
+  std::string merged_rule(int p, int c) const {
+    for (int gi : {p, c})
+      if (groups_[gi].kind != FusionKind::Single && groups_[gi].rule != "generic")
+        return groups_[gi].rule + "+generic";
+    return "generic";
+  }
+
+  std::set<int> both_nodes(int p, int c) const {
+    std::set<int> s = groups_[p].nodes;
+    s.insert(groups_[c].nodes.begin(), groups_[c].nodes.end());
+    return s;
+  }
+
+  void generic_grouping() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<Candidate> cands;
+      std::set<std::pair<int, int>> seen;
+      for (size_t p = 0; p < groups_.size(); ++p) {
+        if (!groups_[p].alive) continue;
+        for (int c : succ_groups(static_cast<int>(p))) {
+          if (!seen.insert({static_cast<int>(p), c}).second) continue;
+          int dist = v_.topo_position(*groups_[c].nodes.begin()) - v_.topo_position(*groups_[p].nodes.rbegin());
+          cands.push_back({static_cast<int>(p), c, saving(static_cast<int>(p), c), std::abs(dist)});
+        }
+      }
+      std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.bytes_saved != b.bytes_saved) return a.bytes_saved > b.bytes_saved;
+        return a.distance < b.distance;
+      });
+      for (const Candidate& cd : cands) {
+        if (!groups_[cd.producer].alive || !groups_[cd.consumer].alive) continue;
+        std::set<int> nodes = both_nodes(cd.producer, cd.consumer);
+        std::set<int> edge = edge_between(cd.producer, cd.consumer);
+        auto [code, why] = class_check(cd.producer, cd.consumer);
+        if (!code.empty()) {
+          if (code != reason::kClasses || opts_.report_class_refusals)
+            refuse(code, "cannot fuse " + join_names(v_, groups_[cd.producer].nodes, 2) + " into " +
+                             join_names(v_, groups_[cd.consumer].nodes, 2) + ": " + why,
+                   "generic", edge);
+          continue;
+        }
+        if (cd.bytes_saved <= 0 && !opts_.fuse_for_launches) continue;
+        FusionKind kind = merged_kind(cd.producer, cd.consumer);
+        if (opts_.disabled_kinds.count(kind)) continue;
+        if (static_cast<int>(nodes.size()) > opts_.max_group_size) {
+          refuse(reason::kGroupSize, "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) +
+                                         " into " + join_names(v_, groups_[cd.consumer].nodes, 2) +
+                                         " would make a group of " + std::to_string(nodes.size()) +
+                                         " nodes (limit " + std::to_string(opts_.max_group_size) + ")",
+                 "generic", edge);
+          continue;
+        }
+        if (creates_cycle({cd.producer, cd.consumer})) {
+          refuse(reason::kCycle, "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) + " into " +
+                                     join_names(v_, groups_[cd.consumer].nodes, 2) +
+                                     " would create a cycle (another group sits between them)",
+                 "generic", edge);
+          continue;
+        }
+        std::string rule = merged_rule(cd.producer, cd.consumer);
+        merge({cd.producer, cd.consumer}, kind, rule);
+        changed = true;
+      }
+    }
+  }
+
+  FusionPlan finish() {
+    FusionPlan plan;
+    plan.group_of_node.assign(v_.num_nodes(), -1);
+    // Alive groups in a topological order of the contracted graph (Kahn).
+    std::vector<int> alive;
+    for (size_t i = 0; i < groups_.size(); ++i)
+      if (groups_[i].alive) alive.push_back(static_cast<int>(i));
+    std::map<int, int> indeg;
+    for (int gi : alive) indeg[gi] = 0;
+    for (int gi : alive)
+      for (int s : succ_groups(gi)) ++indeg[s];
+    auto first_pos = [&](int gi) {
+      int best = 1 << 30;
+      for (int n : groups_[gi].nodes) best = std::min(best, v_.topo_position(n));
+      return best;
+    };
+    std::vector<int> ready;
+    for (int gi : alive)
+      if (!indeg[gi]) ready.push_back(gi);
+    while (!ready.empty()) {
+      auto it = std::min_element(ready.begin(), ready.end(),
+                                 [&](int a, int b) { return first_pos(a) < first_pos(b); });
+      int gi = *it;
+      ready.erase(it);
+      FusionGroup fg;
+      fg.id = static_cast<int>(plan.groups.size());
+      fg.kind = groups_[gi].kind;
+      fg.rule = groups_[gi].rule;
+      fg.nodes.assign(groups_[gi].nodes.begin(), groups_[gi].nodes.end());
+      std::sort(fg.nodes.begin(), fg.nodes.end(),
+                [&](int a, int b) { return v_.topo_position(a) < v_.topo_position(b); });
+      for (int n : fg.nodes) plan.group_of_node[n] = fg.id;
+      plan.groups.push_back(fg);
+      for (int s : succ_groups(gi))
+        if (--indeg[s] == 0) ready.push_back(s);
+    }
+    for (FusionGroup& fg : plan.groups) describe_group(v_, fg);
+    plan.refused = refused_;
+    return plan;
+  }
+
+  const Graph& g_;
+  GraphView v_;
+  PlannerOptions opts_;
+  std::vector<WorkGroup> groups_;
+  std::vector<int> group_of_;
+  std::vector<RefusedMerge> refused_;
+  std::set<std::string> refused_keys_;
+};
+
+}  // namespace
+
+FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules) {
+  opts.validate(rules);
+  return Planner(g, opts).run(rules);
+}
+
+FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts) {
+  return plan_fusion(g, opts, RuleRegistry::builtin());
+}
+
+}  // namespace gaf

@@ -1,0 +1,76 @@
+// Fusion rules: a named, prioritised way of finding groups. Built-in rules live one per file
+// (rules_*.cpp); users register their own through RuleRegistry::add (see docs/CUSTOM_RULES.md).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusion/planner/pattern.h"
+#include "fusion/planner/plan.h"
+
+namespace gaf {
+
+struct RuleMatch {
+  std::vector<int> nodes;  // the group's nodes (any order)
+};
+
+class FusionRule {
+ public:
+  FusionRule(std::string name, FusionKind kind, int priority)
+      : name_(std::move(name)), kind_(kind), priority_(priority) {}
+  virtual ~FusionRule() = default;
+  const std::string& name() const { return name_; }
+  FusionKind kind() const { return kind_; }
+  int priority() const { return priority_; }  // higher first
+  // Candidate groups in the graph among the nodes for which `available` holds (not yet in a
+  // group); the planner checks legality and overlaps.
+  virtual std::vector<RuleMatch> find(const GraphView& g,
+                                      const std::function<bool(int)>& available) const = 0;
+  virtual std::string describe() const { return name_; }
+
+ private:
+  std::string name_;
+  FusionKind kind_;
+  int priority_;
+};
+
+// A rule given by a pattern: every match becomes a candidate group.
+class PatternRule : public FusionRule {
+ public:
+  PatternRule(std::string name, FusionKind kind, int priority, Pattern p)
+      : FusionRule(std::move(name), kind, priority), pattern_(std::move(p)) {}
+  std::vector<RuleMatch> find(const GraphView& g,
+                              const std::function<bool(int)>& available) const override;
+  std::string describe() const override { return name() + ": " + pattern_.str(); }
+
+ private:
+  Pattern pattern_;
+};
+
+// Priority bands (DESIGN.md: user rules, normalization, MatMul epilogue, horizontal MatMul,
+// communication + compute, elementwise).
+namespace rule_priority {
+constexpr int kUser = 500;
+constexpr int kNormalization = 400;
+constexpr int kMatMulEpilogue = 300;
+constexpr int kHorizontalMatMul = 250;
+constexpr int kCommCompute = 200;
+constexpr int kElementwise = 100;
+}  // namespace rule_priority
+
+class RuleRegistry {
+ public:
+  // The built-in rules (a fresh copy: callers may add their own rules to it).
+  static RuleRegistry builtin();
+  void add(std::shared_ptr<const FusionRule> rule);
+  // Rules by descending priority (stable by registration order).
+  std::vector<std::shared_ptr<const FusionRule>> ordered() const;
+  const FusionRule* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::shared_ptr<const FusionRule>> rules_;
+};
+
+}  // namespace gaf

@@ -1,0 +1,28 @@
+// Patterns shared by several built-in rules: the decomposed forms PyTorch exports for GELU and
+// the predicates that tie a decomposed op to the value it must read.
+#pragma once
+
+#include "fusion/planner/pattern.h"
+
+namespace gaf::patterns {
+
+// Node `node` reads the output of chain step `step`.
+Pattern::Predicate reads_step(int step);
+// Node `node` reads the same tensor as chain step `step`'s input `input`.
+Pattern::Predicate reads_input_of_step(int step, int input = 0);
+// Both operands are the same value (x * x).
+Pattern::Predicate squares();
+// Same "axes"/"keepdims" attributes as chain step `step`.
+Pattern::Predicate same_reduction_as(int step);
+
+// GELU, erf form: Div(x, sqrt 2) >> Erf >> Add(1) >> Mul(x, .) >> Mul(0.5), and the variant
+// with the 0.5 applied first. `first_step` is the chain index of the Div inside the caller's
+// pattern (the predicates refer to it).
+Pattern gelu_erf_decomposed(int first_step);
+// GELU, tanh form: Pow(x, 3) >> Mul(0.044715) >> Add(x, .) >> Mul(sqrt(2/pi)) >> Tanh >>
+// Add(1) >> Mul(x or 0.5x, .) [>> Mul(0.5)].
+Pattern gelu_tanh_decomposed(int first_step);
+// Any activation an epilogue can carry, single-op or decomposed; `first_step` as above.
+Pattern activation(int first_step);
+
+}  // namespace gaf::patterns

@@ -1,0 +1,17 @@
+// Factories of the built-in rules (one file each); RuleRegistry::builtin() registers them.
+#pragma once
+
+#include <memory>
+
+#include "fusion/planner/rule.h"
+
+namespace gaf {
+
+std::shared_ptr<const FusionRule> make_elementwise_chain_rule();     // rules_elementwise.cpp
+std::shared_ptr<const FusionRule> make_matmul_epilogue_rule();       // rules_matmul_epilogue.cpp
+std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule();  // rules_normalization.cpp
+std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule();
+std::shared_ptr<const FusionRule> make_softmax_decomposed_rule();
+std::shared_ptr<const FusionRule> make_norm_op_rule();
+
+}  // namespace gaf
