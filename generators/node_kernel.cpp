@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "fusion/ops/op_builder.h"
+#include "generators/halide_buffers.h"
 #include "schedules/reference_schedule.h"
 
 namespace gaf {
@@ -30,17 +31,6 @@ std::string node_kernel_key(const OpSchema& schema, const Node& node,
 }
 
 namespace {
-
-Buffer<> wrap(const Tensor& t) {
-  std::vector<halide_dimension_t> dims;
-  int64_t stride = 1;
-  for (int d = t.rank() - 1; d >= 0; --d) {
-    dims.push_back(halide_dimension_t(0, static_cast<int32_t>(t.shape()[d]),
-                                      static_cast<int32_t>(stride)));
-    stride *= t.shape()[d];
-  }
-  return Buffer<>(halide_type(t.dtype()), const_cast<void*>(t.raw()), t.rank(), dims.data());
-}
 
 class JitNodeKernel : public NodeKernel {
  public:
@@ -85,10 +75,10 @@ class JitNodeKernel : public NodeKernel {
     for (size_t i = 0; i < params_.size(); ++i)
       if (params_[i].defined()) {
         if (!inputs[i]) throw GafError("internal: missing input " + std::to_string(i));
-        params_[i].set(wrap(*inputs[i]));
+        params_[i].set(halide_buffer_of(*inputs[i]));
       }
     std::vector<Buffer<>> bufs;
-    for (int k : computed_) bufs.push_back(wrap(outputs[k]));
+    for (int k : computed_) bufs.push_back(halide_buffer_of(outputs[k]));
     Realization r(bufs);
     try {
       pipeline_.realize(r);

@@ -1,5 +1,6 @@
-// gaf run: execute a model (today: the unfused reference, one Halide pipeline per op), print
-// compile time, median forward time, and each output's shape and checksum; optionally save outputs.
+// gaf run: plan the model, run it fused (each group one Halide pipeline), print the fusion log
+// lines, compile time, median forward time and each output's shape and checksum; optionally the
+// unfused baseline beside it (--compare) and the outputs saved as .npy.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +9,8 @@
 #include <iostream>
 
 #include "apps/gaf/commands.h"
+#include "fusion/report/report.h"
+#include "generators/fused_executor.h"
 #include "runtime/tensor_io.h"
 
 namespace gaf::cli {
@@ -16,10 +19,14 @@ namespace {
 
 struct RunArgs {
   ModelArgs model;
+  FusionArgs fusion;
   std::vector<std::string> inputs;
   std::string output_dir;
   int repeat = 1;
   uint32_t seed = 0;
+  bool compare = false;
+  bool reference = false;
+  bool profile = false;
 };
 
 std::string checksum(const Tensor& t) {
@@ -34,59 +41,116 @@ std::string checksum(const Tensor& t) {
   return buf;
 }
 
-int run(const RunArgs& a) {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median of `repeat` timed runs (after the caller's warm-up), in ms; `outs` gets the last result.
+template <typename RunFn>
+double median_ms(int repeat, TensorMap& outs, RunFn run) {
+  std::vector<double> t;
+  for (int i = 0; i < repeat; ++i) {
+    auto r0 = std::chrono::steady_clock::now();
+    outs = run();
+    t.push_back(seconds_since(r0) * 1e3);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double max_rel_diff(const TensorMap& a, const TensorMap& b) {
+  double worst = 0;
+  for (const auto& [name, t] : a) {
+    const Tensor& u = b.at(name);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double x = t.as_double(i), y = u.as_double(i);
+      worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
+    }
+  }
+  return worst;
+}
+
+TensorMap read_inputs(const std::vector<std::string>& specs) {
   TensorMap inputs;
-  for (const std::string& spec : a.inputs) {
+  for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw GafError("--input '" + spec + "': expected NAME=FILE.npy");
+    if (eq == std::string::npos || eq == 0) throw GafError("--input '" + spec + "': expected NAME=FILE.npy");
     std::string name = spec.substr(0, eq);
     if (inputs.count(name)) throw GafError("--input '" + name + "' is given twice");
     inputs[name] = read_tensor_file(spec.substr(eq + 1));
   }
+  return inputs;
+}
+
+int run(const RunArgs& a) {
+  TensorMap inputs = read_inputs(a.inputs);
   if (!a.output_dir.empty() && !std::filesystem::is_directory(a.output_dir))
     throw GafError("--output-dir '" + a.output_dir + "' is not a directory");
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
+  RuleRegistry rules = RuleRegistry::builtin();
+  PlannerOptions opts = a.fusion.resolved(rules);
 
-  ReferenceExecutor ex;
+  ReferenceExecutor ref;
   auto t0 = std::chrono::steady_clock::now();
-  LoadedModel m = load_model(a.model.model, a.model.resolved(), ex, inputs);
-  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  LoadedModel m = load_model(a.model.model, a.model.resolved(), ref, inputs);
+  double load_s = seconds_since(t0);
   const Graph& g = m.graph;
   if (inputs.empty()) {
     inputs = make_default_inputs(g, a.seed);
-    std::cout << "inputs: none given, using generated inputs (seed " << a.seed << ")\n";
+    std::printf("inputs: none given, using generated inputs (seed %u)\n", a.seed);
   }
   check_graph_inputs(g, inputs);
   size_t weight_bytes = 0;
   for (const auto& [_, v] : g.values())
     if (v.constant) weight_bytes += v.constant->nbytes();
-  std::printf("model: %s: %zu nodes, %.1f MB of weights, loaded in %.2f s (%d nodes folded)\n",
-              m.description.c_str(), g.nodes().size(), weight_bytes / 1e6, load_s,
-              m.passes.folded_nodes);
+  std::printf("model: %s: %zu ops, %.1f MB of weights, loaded in %.2f s (%d nodes folded)\n",
+              m.description.c_str(), g.nodes().size(), weight_bytes / 1e6, load_s, m.passes.folded_nodes);
 
-  ex.reset_stats();
-  // The first forward compiles each distinct node kernel; it is reported apart from run time.
-  auto c0 = std::chrono::steady_clock::now();
-  TensorMap outs = ex.run(g, inputs);
-  double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-  ExecStats st = ex.stats();
-  std::printf("compile: %d kernels (%d reused) in %.2f s [unfused reference: one pipeline per op]\n",
-              st.kernels_compiled, st.kernel_cache_hits, st.compile_seconds);
-  std::vector<double> times;
-  for (int i = 0; i < a.repeat; ++i) {
-    auto r0 = std::chrono::steady_clock::now();
-    outs = ex.run(g, inputs);
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count());
+  TensorMap outs;
+  if (a.reference) {
+    outs = ref.run(g, inputs);  // warm-up compiles
+    std::printf("compile: %d kernels in %.2f s [reference: one compute_root pipeline per op]\n",
+                ref.stats().kernels_compiled, ref.stats().compile_seconds);
+    double ms = median_ms(a.repeat, outs, [&] { return ref.run(g, inputs); });
+    std::printf("forward (reference): median %.2f ms over %d run(s)\n", ms, a.repeat);
+  } else {
+    auto p0 = std::chrono::steady_clock::now();
+    FusionPlan plan = plan_fusion(g, opts, rules);
+    double plan_s = seconds_since(p0);
+    std::cout << fusion_log_lines(g, plan);
+    FusedExecutor fused(g, plan);
+    std::printf("compile: %zu groups -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
+                plan.groups.size(), fused.stats().kernels_compiled, fused.stats().kernel_cache_hits,
+                fused.stats().compile_seconds, plan_s);
+    outs = fused.run(inputs);  // warm-up
+    const char* what = opts.enabled ? "fused" : "unfused";
+    double ms = median_ms(a.repeat, outs, [&] { return fused.run(inputs); });
+    std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what,
+                ms, a.repeat, fused.stats().peak_bytes / 1e6);
+    if (a.profile) {
+      fused.set_profiling(true);
+      fused.run(inputs);
+      std::printf("profile (one run): group, kind, label, ms, predicted bytes saved\n");
+      for (const FusionGroup& grp : plan.groups)
+        std::printf("  g%-4d %-17s %-16s %9.3f ms %10.2f MB\n", grp.id, fusion_kind_name(grp.kind),
+                    group_label(g, grp).c_str(), fused.group_ms()[grp.id], grp.bytes_saved() / 1e6);
+    }
+    if (a.compare && opts.enabled) {
+      PlannerOptions off = opts;
+      off.enabled = false;
+      FusionPlan single = plan_fusion(g, off, rules);
+      FusedExecutor unfused(g, single);
+      TensorMap base = unfused.run(inputs);
+      double ums = median_ms(a.repeat, base, [&] { return unfused.run(inputs); });
+      std::printf("forward (unfused baseline, every op its own kernel): median %.2f ms -> fused is %.2fx\n",
+                  ums, ums / ms);
+      std::printf("fused vs unfused: max relative difference %.2e\n", max_rel_diff(outs, base));
+    }
   }
-  std::sort(times.begin(), times.end());
-  std::printf("forward (unfused reference): median %.2f ms over %d run(s) (min %.2f, max %.2f; first run with compile %.2f s)\n",
-              times[times.size() / 2], a.repeat, times.front(), times.back(), first_s);
-  std::printf("peak intermediate memory: %.1f MB\n", st.peak_bytes / 1e6);
   for (const std::string& name : g.outputs()) {
     const Tensor& t = outs.at(name);
-    std::printf("output %s: %s%s %s\n", name.c_str(), dtype_name(t.dtype()),
-                shape_str(t.shape()).c_str(), checksum(t).c_str());
+    std::printf("output %s: %s%s %s\n", name.c_str(), dtype_name(t.dtype()), shape_str(t.shape()).c_str(),
+                checksum(t).c_str());
   }
   if (!a.output_dir.empty()) {
     for (const std::string& name : g.outputs()) {
@@ -104,12 +168,16 @@ int run(const RunArgs& a) {
 
 Action add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  CLI::App* c = app.add_subcommand("run", "run a model and print time, output shapes and checksums");
+  CLI::App* c = app.add_subcommand("run", "run a model fused and print time, output shapes and checksums");
   a->model.add_to(c);
+  a->fusion.add_to(c);
   c->add_option("--input", a->inputs, "NAME=FILE.npy (or .pb), repeatable; default: generated inputs");
   c->add_option("--output-dir", a->output_dir, "write DIR/NAME.npy for each graph output");
   c->add_option("--repeat", a->repeat, "timed forward passes after the warm-up")->capture_default_str();
   c->add_option("--seed", a->seed, "seed of generated inputs")->capture_default_str();
+  c->add_flag("--compare", a->compare, "also run the unfused baseline and print the speed-up");
+  c->add_flag("--profile", a->profile, "print the time of each group (one extra run)");
+  c->add_flag("--reference", a->reference, "run the unfused reference executor (one compute_root pipeline per op)");
   return [a] { return run(*a); };
 }
 

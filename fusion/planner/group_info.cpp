@@ -85,9 +85,15 @@ void describe_group(const GraphView& v, FusionGroup& fg) {
   for (const std::string& o : fg.outputs) fg.bytes_fused += value_bytes(g, o);
 
   const std::string anchor = fg.outputs.size() == 1 ? fg.outputs[0] : "";
-  for (int n : fg.nodes) {
+  for (size_t pos = 0; pos < fg.nodes.size(); ++pos) {
+    int n = fg.nodes[pos];
     const Node& node = v.node(n);
     OpClass cls = v.op_class(n);
+    // A layout op after this member means an output row is not a row of this member (Halide's
+    // bounds are boxes: a Transpose would make one output row need many of its rows).
+    std::string layout_after;
+    for (size_t q = pos + 1; q < fg.nodes.size() && layout_after.empty(); ++q)
+      if (v.op_class(fg.nodes[q]) == OpClass::Injective) layout_after = v.node(fg.nodes[q]).name;
     for (const std::string& o : node.outputs) {
       if (o.empty()) continue;
       FuncDecision d;
@@ -98,6 +104,9 @@ void describe_group(const GraphView& v, FusionGroup& fg) {
       } else if (is_map_class(cls)) {
         d.decision = ComputeDecision::Inline;
         d.reason = std::string(op_class_name(cls)) + ": computed where it is read";
+      } else if (!layout_after.empty()) {
+        d.decision = ComputeDecision::Root;
+        d.reason = "layout op '" + layout_after + "' lies between it and the output, so output rows are not its rows";
       } else if (!anchor.empty()) {
         d.decision = ComputeDecision::ComputeAt;
         d.at = anchor + "@row";

@@ -1,0 +1,36 @@
+// Runs a graph by its FusionPlan: each group one JIT-compiled Halide pipeline (groups with the
+// same signature share one kernel: BERT's 12 layers compile once), in plan order, intermediates
+// freed after their last reader. With a plan of single-node groups this is the unfused baseline
+// (every op alone, same schedules).
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "fusion/planner/plan.h"
+#include "generators/group_kernel.h"
+#include "generators/reference_executor.h"
+
+namespace gaf {
+
+class FusedExecutor {
+ public:
+  // Compiles every distinct group signature now (compile time is in stats()).
+  FusedExecutor(const Graph& g, const FusionPlan& plan);
+  TensorMap run(const TensorMap& inputs);
+  const ExecStats& stats() const { return stats_; }
+  // Time per group of the last run (milliseconds), when profiling is on.
+  void set_profiling(bool on) { profile_ = on; }
+  const std::vector<double>& group_ms() const { return group_ms_; }
+
+ private:
+  const Graph& g_;
+  const FusionPlan& plan_;
+  std::map<std::string, std::shared_ptr<GroupKernel>> by_signature_;
+  std::vector<std::shared_ptr<GroupKernel>> kernels_;  // per group
+  ExecStats stats_;
+  bool profile_ = false;
+  std::vector<double> group_ms_;
+};
+
+}  // namespace gaf

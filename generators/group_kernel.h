@@ -1,0 +1,27 @@
+// One fused group lowered to one Halide pipeline: the members' algorithms composed (each
+// member's inputs are either the group's inputs or other members' Funcs), the plan's compute
+// decisions applied through the fused schedule, JIT-compiled for the host.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "fusion/ir/graph.h"
+#include "fusion/planner/plan.h"
+#include "fusion/ops/registry.h"
+
+namespace gaf {
+
+class GroupKernel {
+ public:
+  virtual ~GroupKernel() = default;
+  // inputs[k] is the tensor of group input k (FusionGroup::inputs order); outputs are
+  // preallocated with output_descs() shapes, in FusionGroup::outputs order.
+  virtual void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) = 0;
+  virtual const std::vector<TensorDesc>& output_descs() const = 0;
+};
+
+// `g` must be static and typed; value inputs of members must be constants.
+std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp);
+
+}  // namespace gaf
