@@ -3,6 +3,7 @@
 #include <map>
 
 #include "fusion/ops/op_builder.h"
+#include "generators/custom_algorithm.h"
 #include "generators/halide_buffers.h"
 #include "schedules/fused_schedule.h"
 
@@ -15,66 +16,21 @@ namespace {
 class JitGroupKernel : public GroupKernel {
  public:
   JitGroupKernel(const Graph& g, const FusionGroup& grp) {
-    const OpRegistry& reg = OpRegistry::global();
-    std::map<std::string, int> input_index;
-    for (size_t k = 0; k < grp.inputs.size(); ++k) input_index[grp.inputs[k]] = static_cast<int>(k);
     params_.resize(grp.inputs.size());
-    std::map<std::string, TensorFunc> env;  // values available as Funcs inside the group
-    std::map<std::string, FuncDecision> decision_of;
-    for (const FuncDecision& d : grp.decisions) decision_of[d.value] = d;
-    std::vector<MemberFuncs> members;
-
-    for (int idx : grp.nodes) {
-      const Node& n = g.nodes()[idx];
-      const OpSchema& schema = reg.get(n);
-      auto descs = std::make_unique<std::vector<TensorDesc>>(n.inputs.size());
-      std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
-      std::vector<const Tensor*> values(n.inputs.size(), nullptr);
-      std::vector<TensorFunc> ins(n.inputs.size());
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        const std::string& in = n.inputs[i];
-        if (in.empty()) continue;
-        const Value& v = g.value(in);
-        (*descs)[i] = TensorDesc{v.type.dtype, v.type.shape()};
-        types[i] = &(*descs)[i];
-        if (schema.is_value_input(static_cast<int>(i)) && v.constant) values[i] = &*v.constant;
-        ins[i].dtype = v.type.dtype;
-        ins[i].shape = v.type.shape();
-        if (schema.is_shape_only_input(static_cast<int>(i))) continue;
-        auto e = env.find(in);
-        if (e != env.end()) {
-          ins[i] = e->second;
-          continue;
-        }
-        int k = input_index.at(in);
-        if (!params_[k].defined())
-          params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()),
-                                  "g" + std::to_string(grp.id) + "_in" + std::to_string(k));
-        ins[i].func = Func(params_[k]);
-        env[in] = ins[i];
-      }
-      infers_.push_back(std::make_unique<InferContext>(n, types, values));
-      descs_.push_back(std::move(descs));
-      std::vector<TensorDesc> outs = infer_node(schema, n, types, values);
-      BuildContext b(*infers_.back(), ins, outs);
-      schema.build(b);
-      MemberFuncs m;
-      m.stages = b.stages();
-      for (size_t o = 0; o < n.outputs.size(); ++o) {
-        m.outputs.push_back(b.outputs()[o]);
-        auto d = decision_of.find(n.outputs[o]);
-        m.decisions.push_back(d != decision_of.end() ? d->second : FuncDecision{});
-        if (!n.outputs[o].empty()) env[n.outputs[o]] = b.outputs()[o];
-      }
-      members.push_back(std::move(m));
+    std::vector<MemberFuncs> members;  // stays empty for a generate step: its Funcs are its own
+    std::vector<TensorFunc> outputs;
+    if (GenerateFn gen = find_custom_algorithm(grp)) {
+      std::vector<TensorFunc> ins;
+      for (size_t k = 0; k < grp.inputs.size(); ++k) ins.push_back(input(g, grp, static_cast<int>(k)));
+      outputs = run_custom_algorithm(gen, ins, g, grp);
+    } else {
+      outputs = compose_members(g, grp, members);
     }
 
-    std::vector<TensorFunc> outputs;
     std::vector<Func> funcs;
-    for (size_t k = 0; k < grp.outputs.size(); ++k) {
-      const TensorFunc& t = env.at(grp.outputs[k]);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const TensorFunc& t = outputs[k];
       outs_.push_back(TensorDesc{t.dtype, t.shape});
-      outputs.push_back(t);
       if (shape_numel(t.shape) == 0) continue;  // zero-sized outputs are not computed
       computed_.push_back(static_cast<int>(k));
       funcs.push_back(t.func);
@@ -103,6 +59,70 @@ class JitGroupKernel : public GroupKernel {
   }
 
  private:
+  // Group input k as a Func reading its ImageParam (created on first use).
+  TensorFunc input(const Graph& g, const FusionGroup& grp, int k) {
+    const Value& v = g.value(grp.inputs[k]);
+    if (!params_[k].defined())
+      params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()),
+                              "g" + std::to_string(grp.id) + "_in" + std::to_string(k));
+    return TensorFunc{Func(params_[k]), v.type.dtype, v.type.shape()};
+  }
+
+  // The default algorithm: each member's builder on the group inputs and the Funcs of the members
+  // before it. Returns the group outputs and fills `members` for the schedule.
+  std::vector<TensorFunc> compose_members(const Graph& g, const FusionGroup& grp,
+                                          std::vector<MemberFuncs>& members) {
+    const OpRegistry& reg = OpRegistry::global();
+    std::map<std::string, int> input_index;
+    for (size_t k = 0; k < grp.inputs.size(); ++k) input_index[grp.inputs[k]] = static_cast<int>(k);
+    std::map<std::string, TensorFunc> env;  // values available as Funcs inside the group
+    std::map<std::string, FuncDecision> decision_of;
+    for (const FuncDecision& d : grp.decisions) decision_of[d.value] = d;
+
+    for (int idx : grp.nodes) {
+      const Node& n = g.nodes()[idx];
+      const OpSchema& schema = reg.get(n);
+      auto descs = std::make_unique<std::vector<TensorDesc>>(n.inputs.size());
+      std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
+      std::vector<const Tensor*> values(n.inputs.size(), nullptr);
+      std::vector<TensorFunc> ins(n.inputs.size());
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const std::string& in = n.inputs[i];
+        if (in.empty()) continue;
+        const Value& v = g.value(in);
+        (*descs)[i] = TensorDesc{v.type.dtype, v.type.shape()};
+        types[i] = &(*descs)[i];
+        if (schema.is_value_input(static_cast<int>(i)) && v.constant) values[i] = &*v.constant;
+        ins[i].dtype = v.type.dtype;
+        ins[i].shape = v.type.shape();
+        if (schema.is_shape_only_input(static_cast<int>(i))) continue;
+        auto e = env.find(in);
+        if (e != env.end()) {
+          ins[i] = e->second;
+          continue;
+        }
+        ins[i] = env[in] = input(g, grp, input_index.at(in));
+      }
+      infers_.push_back(std::make_unique<InferContext>(n, types, values));
+      descs_.push_back(std::move(descs));
+      std::vector<TensorDesc> outs = infer_node(schema, n, types, values);
+      BuildContext b(*infers_.back(), ins, outs);
+      schema.build(b);
+      MemberFuncs m;
+      m.stages = b.stages();
+      for (size_t o = 0; o < n.outputs.size(); ++o) {
+        m.outputs.push_back(b.outputs()[o]);
+        auto d = decision_of.find(n.outputs[o]);
+        m.decisions.push_back(d != decision_of.end() ? d->second : FuncDecision{});
+        if (!n.outputs[o].empty()) env[n.outputs[o]] = b.outputs()[o];
+      }
+      members.push_back(std::move(m));
+    }
+    std::vector<TensorFunc> outputs;
+    for (const std::string& o : grp.outputs) outputs.push_back(env.at(o));
+    return outputs;
+  }
+
   std::vector<std::unique_ptr<InferContext>> infers_;
   std::vector<std::unique_ptr<std::vector<TensorDesc>>> descs_;
   std::vector<TensorDesc> outs_;

@@ -82,7 +82,9 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
       const FuncDecision& d = m.decisions[k];
       auto own = row_of.find(t.func.name());
       if (own != row_of.end()) {
-        stage_at = own->second;  // a group output: statistics in its own row loop
+        // A group output: its statistics go in its own row loop, unless other outputs read
+        // them too (LayerNormalization's Mean/InvStdDev), then they are computed at root.
+        if (row_of.size() == 1) stage_at = own->second;
         continue;
       }
       Func f = t.func;

@@ -1,5 +1,6 @@
 #include "fusion/frontend/passes.h"
 
+#include <algorithm>
 #include <set>
 
 namespace gaf {
@@ -64,6 +65,29 @@ int remove_dead_nodes(Graph& g) {
     it = used ? std::next(it) : g.values().erase(it);
   }
   return removed;
+}
+
+std::vector<std::string> value_graph_inputs(const Graph& g) {
+  std::set<std::string> inputs(g.inputs().begin(), g.inputs().end()), found;
+  const OpRegistry& reg = OpRegistry::global();
+  for (const Node& n : g.nodes()) {
+    const OpSchema* s = reg.find(n.op_type);
+    if (!s) continue;
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (s->is_value_input(static_cast<int>(i)) && inputs.count(n.inputs[i])) found.insert(n.inputs[i]);
+  }
+  return {found.begin(), found.end()};
+}
+
+void specialize_inputs(Graph& g, const std::map<std::string, Tensor>& values) {
+  for (const auto& [name, t] : values) {
+    auto it = std::find(g.inputs().begin(), g.inputs().end(), name);
+    if (it == g.inputs().end()) throw GafError("cannot specialise '" + name + "': not a graph input");
+    g.inputs().erase(it);
+    Value& v = g.value(name);
+    v.type = TensorType(t.dtype(), t.shape());
+    v.constant = t;
+  }
 }
 
 PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,

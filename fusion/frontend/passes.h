@@ -29,6 +29,12 @@ PassStats infer_and_fold(Graph& g, const NodeEvaluator& eval, int64_t max_fold_e
 // initializers.
 int remove_dead_nodes(Graph& g);
 
+// Graph inputs that some node reads as a value input (a Reshape's shape, a Slice's starts...):
+// planning needs their contents, so they must be specialised to constants first.
+std::vector<std::string> value_graph_inputs(const Graph& g);
+// Turns the given graph inputs into initializers holding `values` (specialisation).
+void specialize_inputs(Graph& g, const std::map<std::string, Tensor>& values);
+
 // Bind dims (every symbol of a graph input must be bound: GafError lists the unbound ones),
 // then infer+fold, then dead-node removal, then validate.
 PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,

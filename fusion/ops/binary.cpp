@@ -10,6 +10,11 @@ namespace {
 
 DType bool_out(const InferContext&) { return DType::Bool; }
 
+// Float Add/Sub are kept strict: once a chain of them is inlined into one fused pipeline, Halide's
+// simplifier would otherwise reassociate (x - m) - l into x - (m + l), which loses precision for
+// large x (LogSoftmax's expanded form) and makes fused differ from unfused.
+Expr strict_if_float(const Expr& e) { return e.type().is_float() ? strict_float(e) : e; }
+
 Expr onnx_div(const Expr& a, const Expr& b) {
   // Integer Div truncates toward zero in ONNX (C semantics); Halide's '/' floors.
   if (a.type().is_int()) return div_round_to_zero(a, b);
@@ -25,8 +30,8 @@ Expr onnx_pow(const Expr& a, const Expr& b) {
 }  // namespace
 
 void register_binary_ops(OpRegistry& r) {
-  add_broadcast_op(r, "Add", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return x[0] + x[1]; });
-  add_broadcast_op(r, "Sub", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return x[0] - x[1]; });
+  add_broadcast_op(r, "Add", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return strict_if_float(x[0] + x[1]); });
+  add_broadcast_op(r, "Sub", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return strict_if_float(x[0] - x[1]); });
   add_broadcast_op(r, "Mul", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return x[0] * x[1]; });
   add_broadcast_op(r, "Div", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return onnx_div(x[0], x[1]); });
   add_broadcast_op(

@@ -1,4 +1,4 @@
-// Constant producers: Constant, ConstantOfShape, Shape, Range.
+// Constant producers: Constant, ConstantOfShape, Shape, Size, Range.
 //
 // Op class: Injective. Constant folding normally removes these before planning, but a Constant or
 // ConstantOfShape above the fold size limit survives; as Injective it fuses into its consumers
@@ -47,6 +47,11 @@ Tensor shape_value(const InferContext& c) {
   int64_t end = resolve(c.attrs().get_int("end", rank));
   std::vector<int64_t> dims(s.begin() + start, s.begin() + std::max(start, end));
   return Tensor::from_values(DType::Int64, {static_cast<int64_t>(dims.size())}, dims);
+}
+
+// Size's output: the input's element count as an int64 scalar.
+Tensor size_value(const InferContext& c) {
+  return Tensor::from_values(DType::Int64, {}, std::vector<int64_t>{shape_numel(c.shape(0))});
 }
 
 // Registers an op whose output is a tensor known at compile time, embedded in the pipeline.
@@ -138,6 +143,7 @@ void register_constant_ops(OpRegistry& r) {
   add_range(r);
   add_embedded_constant(r, "Constant", 0, {}, constant_value);
   add_embedded_constant(r, "Shape", 1, {0}, shape_value);
+  add_embedded_constant(r, "Size", 1, {0}, size_value);
   add_constant_of_shape(r);
 }
 

@@ -23,7 +23,10 @@ std::string signature_of(const GraphView& v, const FusionGroup& fg) {
   std::map<std::string, std::string> ref;
   for (size_t k = 0; k < fg.inputs.size(); ++k) ref[fg.inputs[k]] = "i" + std::to_string(k);
   std::ostringstream os;
-  os << fusion_kind_name(fg.kind) << '{';
+  os << fusion_kind_name(fg.kind);
+  // Custom groups may carry their own algorithm (a generate step keyed by the rule name).
+  if (fg.kind == FusionKind::Custom) os << ':' << fg.rule;
+  os << '{';
   for (size_t j = 0; j < fg.nodes.size(); ++j) {
     const Node& n = v.node(fg.nodes[j]);
     const OpSchema* schema = OpRegistry::global().find(n.op_type);
@@ -37,7 +40,8 @@ std::string signature_of(const GraphView& v, const FusionGroup& fg) {
       auto it = ref.find(in);
       os << (it != ref.end() ? it->second : "?");
       const Value& val = g.value(in);
-      os << ':' << val.type.str();
+      // Concrete type only: a symbol's name (batch=1) must not split otherwise equal kernels.
+      os << ':' << dtype_name(val.type.dtype) << shape_str(val.type.shape());
       if (val.constant && schema && schema->is_value_input(static_cast<int>(i))) {
         os << '=';
         for (int64_t e = 0; e < val.constant->numel(); ++e) os << val.constant->as_double(e) << ' ';

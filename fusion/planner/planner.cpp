@@ -16,6 +16,7 @@ struct WorkGroup {
   std::string rule;
   std::set<int> nodes;
   bool alive = true;
+  bool sealed = false;  // formed by a sealed rule (FusionRule::sealed)
 };
 
 std::string join_names(const GraphView& v, const std::set<int>& nodes, size_t max = 4) {
@@ -151,7 +152,7 @@ class Planner {
                rule.name(), nodes);
         continue;
       }
-      merge(members, rule.kind(), rule.name());
+      groups_[merge(members, rule.kind(), rule.name())].sealed = rule.sealed();
     }
   }
 
@@ -278,6 +279,7 @@ class Planner {
       });
       for (const Candidate& cd : cands) {
         if (!groups_[cd.producer].alive || !groups_[cd.consumer].alive) continue;
+        if (groups_[cd.producer].sealed || groups_[cd.consumer].sealed) continue;
         std::set<int> nodes = both_nodes(cd.producer, cd.consumer);
         std::set<int> edge = edge_between(cd.producer, cd.consumer);
         auto [code, why] = class_check(cd.producer, cd.consumer);

@@ -19,6 +19,7 @@ std::vector<RuleMatch> PatternRule::find(const GraphView& g,
 RuleRegistry RuleRegistry::builtin() {
   RuleRegistry r;
   r.add(make_layernorm_decomposed_rule());
+  r.add(make_layernorm_moments_rule());
   r.add(make_rmsnorm_decomposed_rule());
   r.add(make_softmax_decomposed_rule());
   r.add(make_norm_op_rule());

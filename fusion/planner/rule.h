@@ -28,6 +28,8 @@ class FusionRule {
   virtual std::vector<RuleMatch> find(const GraphView& g,
                                       const std::function<bool(int)>& available) const = 0;
   virtual std::string describe() const { return name_; }
+  // Groups this rule forms are final: generic grouping does not merge anything into them.
+  virtual bool sealed() const { return false; }
 
  private:
   std::string name_;

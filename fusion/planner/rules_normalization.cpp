@@ -5,6 +5,8 @@
 #include "fusion/planner/rule_patterns.h"
 #include "fusion/planner/rules.h"
 
+#include <algorithm>
+
 namespace gaf {
 
 namespace {
@@ -59,6 +61,62 @@ std::shared_ptr<const FusionRule> make_softmax_decomposed_rule() {
                        Pattern("Sub").where(reads_step(1));
   return std::make_shared<PatternRule>("softmax_decomposed", FusionKind::Normalization,
                                        rule_priority::kNormalization, stable | log_stable | plain);
+}
+
+namespace {
+
+// LayerNorm written with moments, as ONNX's own function expansion does: var = E[x^2] - E[x]^2.
+// Not a chain (x feeds three branches), so it is matched from the Div backwards in code.
+class MomentsLayerNormRule : public FusionRule {
+ public:
+  MomentsLayerNormRule()
+      : FusionRule("layernorm_moments", FusionKind::Normalization, rule_priority::kNormalization) {}
+
+  std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const override {
+    std::vector<RuleMatch> out;
+    for (int d = 0; d < g.num_nodes(); ++d) {
+      std::vector<int> nodes;
+      if (match_at(g, d, nodes) && std::all_of(nodes.begin(), nodes.end(), available))
+        out.push_back(RuleMatch{nodes});
+    }
+    return out;
+  }
+
+ private:
+  // Producer of input `i` of `node` if it is an `op` node, else -1.
+  static int producer(const GraphView& g, int node, size_t i, const char* op) {
+    const Node& n = g.node(node);
+    if (i >= n.inputs.size()) return -1;
+    int p = g.producer(n.inputs[i]);
+    return p >= 0 && g.node(p).op_type == op ? p : -1;
+  }
+  static bool same_inputs(const Node& n) { return n.inputs.size() == 2 && n.inputs[0] == n.inputs[1]; }
+
+  static bool match_at(const GraphView& g, int div, std::vector<int>& nodes) {
+    if (g.node(div).op_type != "Div") return false;
+    int dev = producer(g, div, 0, "Sub"), sd = producer(g, div, 1, "Sqrt");
+    if (dev < 0 || sd < 0) return false;
+    int mean = producer(g, dev, 1, "ReduceMean");
+    int veps = producer(g, sd, 0, "Add");
+    if (mean < 0 || veps < 0 || !g.constant(g.node(veps).inputs[1])) return false;
+    const std::string& x = g.node(dev).inputs[0];
+    if (g.node(mean).inputs[0] != x) return false;
+    int var = producer(g, veps, 0, "Sub");
+    if (var < 0) return false;
+    int ms = producer(g, var, 0, "ReduceMean"), sm = producer(g, var, 1, "Mul");
+    if (ms < 0 || sm < 0 || !same_inputs(g.node(sm)) || g.node(sm).inputs[0] != g.node(mean).outputs[0])
+      return false;
+    int sq = producer(g, ms, 0, "Mul");
+    if (sq < 0 || !same_inputs(g.node(sq)) || g.node(sq).inputs[0] != x) return false;
+    nodes = {mean, sq, ms, sm, var, veps, sd, dev, div};
+    return true;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const FusionRule> make_layernorm_moments_rule() {
+  return std::make_shared<MomentsLayerNormRule>();
 }
 
 std::shared_ptr<const FusionRule> make_norm_op_rule() {

@@ -44,6 +44,7 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
     return "reduction";
   }
   if (grp.kind == FusionKind::Elementwise) return "elementwise";
+  if (grp.kind == FusionKind::Custom) return grp.rule;
   if (grp.kind == FusionKind::Single) return first.op_type;
   return fusion_kind_name(grp.kind);
 }
@@ -130,8 +131,16 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan) {
   std::snprintf(line, sizeof line, "  %-18s %6d %16s %14s %16d\n", "total", all.count, "",
                 mb(all.saved).c_str(), all.launches);
   os << line;
-  os << "\nrefused (" << plan.refused.size() << "):\n";
-  for (const RefusedMerge& r : plan.refused) os << "  " << r.code << " [" << r.rule << "] " << r.message << "\n";
+  // Refusals by code, then the first few in full (all of them are in the JSON).
+  std::map<std::string, int> by_code;
+  for (const RefusedMerge& r : plan.refused) ++by_code[r.code];
+  os << "\nrefused (" << plan.refused.size() << "):";
+  for (const auto& [code, n] : by_code) os << " " << code << " x" << n;
+  os << "\n";
+  const size_t shown = 12;
+  for (size_t i = 0; i < plan.refused.size() && i < shown; ++i)
+    os << "  " << plan.refused[i].code << " [" << plan.refused[i].rule << "] " << plan.refused[i].message << "\n";
+  if (plan.refused.size() > shown) os << "  ... " << plan.refused.size() - shown << " more (gaf plan --json)\n";
   return os.str();
 }
 
@@ -170,8 +179,9 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan) {
     j["groups"].push_back(gj);
     if (grp.nodes.size() >= 2) {
       json& t = totals[fusion_kind_name(grp.kind)];
-      t["count"] = t.value("count", 0) + 1;
-      t["bytes_saved"] = t.value("bytes_saved", int64_t{0}) + grp.bytes_saved();
+      if (t.is_null()) t = {{"count", 0}, {"bytes_saved", int64_t{0}}};
+      t["count"] = t["count"].get<int>() + 1;
+      t["bytes_saved"] = t["bytes_saved"].get<int64_t>() + grp.bytes_saved();
     }
   }
   j["totals"] = totals;

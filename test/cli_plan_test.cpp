@@ -1,0 +1,65 @@
+// gaf plan / gaf run from the command line: the log lines, JSON and DOT outputs, the controls
+// (CLI and GAF_FUSION), and their errors.
+#include <nlohmann/json.hpp>
+
+#include "test/cli_util.h"
+
+using namespace gaf::testing;
+
+namespace {
+std::string gaf_cmd(const std::string& args) { return gaf_binary() + " " + args; }
+}  // namespace
+
+TEST(CliPlan, LogLinesJsonAndDot) {
+  std::string dir = scratch_dir("cli_plan");
+  std::filesystem::create_directories(dir);
+  CommandResult r = run_command(gaf_cmd("plan builtin:bert-base --layers 1 --seq 16 --json " + dir +
+                                        "/plan.json --dot " + dir + "/plan.dot"),
+                                dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 2 LayerNorm fusion opportunities"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 1 MatMul+GELU fusion opportunity"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Applied "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fusions by kind:"), std::string::npos);
+  auto j = nlohmann::json::parse(slurp(dir + "/plan.json"));
+  EXPECT_EQ(j["schema"], "graph-autofusion/plan/1");
+  int norm = 0;
+  for (const auto& g : j["groups"]) {
+    EXPECT_FALSE(g["signature"].get<std::string>().empty());
+    EXPECT_GE(g["bytes_unfused"].get<int64_t>(), g["bytes_fused"].get<int64_t>());
+    norm += g["kind"] == "normalization" && g["label"] == "LayerNorm";
+  }
+  EXPECT_EQ(norm, 2);
+  // Totals count fusions (groups of 2+ ops): the 2 LayerNorms; the lone Softmax fuses nothing.
+  EXPECT_EQ(j["totals"]["normalization"]["count"], 2);
+  std::string dot = slurp(dir + "/plan.dot");
+  EXPECT_NE(dot.find("subgraph cluster_g"), std::string::npos);
+  EXPECT_NE(dot.find("digraph fusion"), std::string::npos);
+}
+
+TEST(CliPlan, ControlsFromEnvironmentAndFlags) {
+  std::string dir = scratch_dir("cli_plan_env");
+  CommandResult off = run_command("GAF_FUSION='disable-kind=normalization' " +
+                                      gaf_cmd("plan builtin:bert-base --layers 1 --seq 16"), dir);
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out.find("LayerNorm fusion"), std::string::npos) << off.out;
+
+  CommandResult bad = run_command("GAF_FUSION='disable-kind=vertical' " + gaf_cmd("plan builtin:bert-base --layers 1"), dir);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+  EXPECT_NE(bad.err.find("GAF_FUSION: unknown fusion kind 'vertical' (valid: elementwise"), std::string::npos) << bad.err;
+
+  CommandResult rule = run_command(gaf_cmd("plan builtin:bert-base --layers 1 --disable-rule nope"), dir);
+  EXPECT_EQ(rule.exit_code, 1);
+  EXPECT_NE(rule.err.find("unknown fusion rule 'nope' (valid: "), std::string::npos) << rule.err;
+}
+
+TEST(CliRun, FusedAgainstUnfusedBaseline) {
+  CommandResult r = run_command(gaf_cmd("run builtin:bert-base --layers 1 --seq 16 --compare"), scratch_dir("cli_run"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("forward (fused): median"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forward (unfused baseline"), std::string::npos) << r.out;
+  size_t at = r.out.find("max relative difference ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_LE(std::stod(r.out.substr(at + 24)), 1e-5) << r.out;
+}

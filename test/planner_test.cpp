@@ -1,0 +1,224 @@
+// The planner: pattern DSL, rule structure on BERT and on ONNX's _expanded cases, legality
+// refusals with reason codes, user controls, and fused == reference numerically
+// (|fused - ref| <= 1e-5 * max(1, |ref|), fp32).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "apps/gaf/model_source.h"
+#include "fusion/frontend/onnx_import.h"
+#include "fusion/ir/builder.h"
+#include "fusion/planner/planner.h"
+#include "generators/fused_executor.h"
+
+using namespace gaf;
+
+namespace {
+
+Tensor filled(Shape s, float v) {
+  Tensor t(DType::Float32, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v + 0.01f * static_cast<float>(i % 7);
+  return t;
+}
+
+Graph prepared(Graph g, std::map<std::string, int64_t> dims = {}) {
+  static ReferenceExecutor folder;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
+  prepare_graph(g, dims, eval);
+  return g;
+}
+
+LoadedModel bert(int layers) {
+  static ReferenceExecutor folder;
+  ModelOptions o;
+  o.layers = layers;
+  o.seq = 32;
+  return load_model("builtin:bert-base", o, folder);
+}
+
+const FusionGroup& group_of(const Graph& g, const FusionPlan& p, const std::string& op_prefix, int nth = 0) {
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (g.nodes()[i].op_type == op_prefix && nth-- == 0) return p.groups[p.group_of_node[i]];
+  throw std::runtime_error("no node " + op_prefix);
+}
+
+double max_rel_diff(const Tensor& a, const Tensor& b) {
+  double w = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    w = std::max(w, std::fabs(a.as_double(i) - b.as_double(i)) / std::max(1.0, std::fabs(b.as_double(i))));
+  return w;
+}
+
+bool has_code(const FusionPlan& p, const std::string& code) {
+  for (const RefusedMerge& r : p.refused)
+    if (r.code == code) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(PatternDSL, ChainsAlternativesConstantsAndPredicates) {
+  GraphBuilder b("p");
+  auto x = b.input("x", DType::Float32, {4, 8});
+  auto w = b.weight("w", filled({8, 8}, 0.1f));
+  auto y = b.relu(b.matmul(x, w));
+  auto z = b.div(y, b.scalar(1.4142135f));
+  b.output(b.mul(z, b.scalar(2.0f)), "out");
+  Graph g = prepared(b.finish());
+  GraphView v(g);
+  EXPECT_EQ((Pattern("MatMul") >> Pattern("Relu")).match_all(v).size(), 1u);
+  EXPECT_EQ((Pattern("MatMul") >> (Pattern("Gelu") | Pattern("Relu"))).match_all(v).size(), 1u);
+  EXPECT_EQ((Pattern("MatMul") >> Pattern("Gelu")).match_all(v).size(), 0u);
+  EXPECT_EQ((Pattern("Relu") >> Pattern("Div").with_const(std::sqrt(2.0))).match_all(v).size(), 1u);
+  EXPECT_EQ((Pattern("Relu") >> Pattern("Div").with_const(2.0)).match_all(v).size(), 0u);
+  EXPECT_EQ((Pattern::of_class(OpClass::MatMul) >> Pattern::of_class(OpClass::Elementwise)).match_all(v).size(), 1u);
+  auto never = [](const GraphView&, int, const PatternMatch&) { return false; };
+  EXPECT_EQ((Pattern("MatMul") >> Pattern("Relu").where(never)).match_all(v).size(), 0u);
+  // Commutative operands: the chain input may be either operand of Mul.
+  EXPECT_EQ((Pattern("Div") >> Pattern("Mul").with_const(2.0)).match_all(v).size(), 1u);
+}
+
+TEST(PlannerOnBert, StructureOfEveryLayer) {
+  LoadedModel m = bert(2);
+  const Graph& g = m.graph;
+  FusionPlan p = plan_fusion(g);
+  int ln_groups = 0;
+  std::set<int> mm_groups;
+  for (const FusionGroup& grp : p.groups) {
+    if (grp.rule == "layernorm_decomposed") {
+      ++ln_groups;
+      EXPECT_EQ(grp.kind, FusionKind::Normalization);
+      int reductions = 0;
+      for (int n : grp.nodes) reductions += g.nodes()[n].op_type == "ReduceMean";
+      EXPECT_EQ(reductions, 2) << "both statistics of a LayerNorm in one group";
+      for (const FuncDecision& d : grp.decisions)
+        if (g.nodes()[g.value(d.value).producer].op_type == "ReduceMean")
+          EXPECT_EQ(d.decision, ComputeDecision::ComputeAt) << d.value;
+    }
+    // No standalone elementwise node is left.
+    if (grp.nodes.size() == 1) {
+      const std::string& op = g.nodes()[grp.nodes[0]].op_type;
+      const OpSchema* s = OpRegistry::global().find(op);
+      EXPECT_NE(s->op_class, OpClass::Elementwise) << "standalone " << g.nodes()[grp.nodes[0]].name;
+      EXPECT_NE(s->op_class, OpClass::Broadcast) << "standalone " << g.nodes()[grp.nodes[0]].name;
+    }
+  }
+  EXPECT_EQ(ln_groups, 4);
+  // Every weight MatMul carries its bias (and GELU / residual) epilogue.
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    if (n.op_type != "MatMul" || !g.is_constant(n.inputs[1])) continue;
+    const FusionGroup& grp = p.groups[p.group_of_node[i]];
+    EXPECT_EQ(grp.kind, FusionKind::MatMulEpilogue) << n.name;
+    bool bias = false;
+    for (int k : grp.nodes) bias = bias || g.nodes()[k].op_type == "Add";
+    EXPECT_TRUE(bias) << n.name << " without its bias";
+  }
+  const FusionGroup& ffn = group_of(g, p, "Erf");
+  EXPECT_EQ(ffn.kind, FusionKind::MatMulEpilogue);
+  EXPECT_EQ(ffn.rule, "matmul_epilogue");
+  // Layers share signatures: 2 layers compile no more kernels than 1.
+  auto distinct = [](const FusionPlan& pl) {
+    std::set<std::string> s;
+    for (const FusionGroup& grp : pl.groups) s.insert(grp.signature);
+    return s.size();
+  };
+  LoadedModel one = bert(1);
+  EXPECT_EQ(distinct(p), distinct(plan_fusion(one.graph)));
+}
+
+TEST(PlannerOnBert, FusedMatchesReference) {
+  LoadedModel m = bert(2);
+  FusionPlan p = plan_fusion(m.graph);
+  TensorMap in = make_default_inputs(m.graph, 7);
+  FusedExecutor fused(m.graph, p);
+  ReferenceExecutor ref;
+  Tensor a = fused.run(in).at("last_hidden_state");
+  Tensor b = ref.run(m.graph, in).at("last_hidden_state");
+  EXPECT_LE(max_rel_diff(a, b), 1e-5);
+  EXPECT_LT(fused.stats().kernels_compiled, static_cast<int>(p.groups.size()));
+}
+
+TEST(PlannerOnOnnx, ExpandedNormsBecomeOneNormGroup) {
+  const std::string root = "/usr/share/libonnx-testdata/data/node/";
+  if (!std::filesystem::exists(root)) GTEST_SKIP() << "libonnx-testdata missing";
+  for (const char* c : {"test_softmax_axis_1_expanded", "test_logsoftmax_axis_1_expanded",
+                        "test_layer_normalization_4d_axis1_expanded", "test_layer_normalization_2d_axis0_expanded"}) {
+    Graph g = prepared(import_onnx_file(root + c + "/model.onnx"));
+    FusionPlan p = plan_fusion(g);
+    std::set<int> norm_groups;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+      const std::string& op = g.nodes()[i].op_type;
+      if (op.rfind("Reduce", 0) == 0) norm_groups.insert(p.group_of_node[i]);
+    }
+    ASSERT_EQ(norm_groups.size(), 1u) << c;
+    EXPECT_EQ(p.groups[*norm_groups.begin()].kind, FusionKind::Normalization) << c;
+  }
+}
+
+TEST(PlannerLegality, CycleIsRefusedWithReasonCode) {
+  // r = relu(x); m = r @ W; y = r + m: fusing {Relu, Add} would need MatMul both before and after.
+  GraphBuilder b("cyc");
+  auto x = b.input("x", DType::Float32, {4, 4});
+  auto r = b.relu(x);
+  auto m = b.matmul(r, b.weight("w", filled({4, 4}, 0.2f)));
+  b.output(b.add(r, m), "y");
+  Graph g = prepared(b.finish());
+  RuleRegistry rules;
+  rules.add(std::make_shared<PatternRule>("relu_add", FusionKind::Elementwise, 900,
+                                          (Pattern("Relu") >> Pattern("Add")).allow_fanout()));
+  PlannerOptions o;
+  o.generic_grouping = false;
+  FusionPlan p = plan_fusion(g, o, rules);
+  ASSERT_TRUE(has_code(p, reason::kCycle));
+  EXPECT_EQ(p.groups.size(), 3u);
+  for (const RefusedMerge& r : p.refused)
+    if (r.code == reason::kCycle) EXPECT_NE(r.message.find("cycle"), std::string::npos);
+}
+
+TEST(PlannerControls, DisableSkipSizeAndNoFusion) {
+  LoadedModel m = bert(1);
+  const Graph& g = m.graph;
+  RuleRegistry rules = RuleRegistry::builtin();
+  PlannerOptions o;
+  o.apply_controls("disable-kind=normalization", rules);
+  for (const FusionGroup& grp : plan_fusion(g, o, rules).groups) EXPECT_NE(grp.kind, FusionKind::Normalization);
+
+  PlannerOptions r;
+  r.apply_controls("disable-rule=matmul_epilogue", rules);
+  for (const FusionGroup& grp : plan_fusion(g, r, rules).groups) EXPECT_NE(grp.rule, "matmul_epilogue");
+
+  PlannerOptions s;
+  s.apply_controls("skip=Erf", rules);
+  FusionPlan ps = plan_fusion(g, s, rules);
+  EXPECT_EQ(group_of(g, ps, "Erf").nodes.size(), 1u);
+  EXPECT_TRUE(has_code(ps, reason::kSkipped));
+
+  PlannerOptions z;
+  z.apply_controls("max-size=4", rules);
+  FusionPlan pz = plan_fusion(g, z, rules);
+  for (const FusionGroup& grp : pz.groups) EXPECT_LE(grp.nodes.size(), 4u);
+  EXPECT_TRUE(has_code(pz, reason::kGroupSize));
+
+  PlannerOptions off;
+  off.apply_controls("no-fusion", rules);
+  EXPECT_EQ(plan_fusion(g, off, rules).groups.size(), g.nodes().size());
+
+  PlannerOptions bad;
+  try {
+    bad.apply_controls("disable-kind=vertical", rules);
+    FAIL();
+  } catch (const GafError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown fusion kind 'vertical' (valid: elementwise, matmul_epilogue"),
+              std::string::npos) << e.what();
+  }
+  try {
+    bad.apply_controls("disable-rule=nope", rules);
+    FAIL();
+  } catch (const GafError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown fusion rule 'nope' (valid: "), std::string::npos) << e.what();
+  }
+}
