@@ -1,0 +1,232 @@
+// fusion_bench: for each fusion kind, the same graph run fused (plan_fusion) and unfused (every op
+// its own group, same schedules), both through FusedExecutor, at sizes beyond cache. Prints one
+// markdown table: median times, speed-up, the planner's predicted bytes saved, achieved GB/s (or
+// GFLOP/s for graphs with MatMuls) and the max relative difference fused vs unfused.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/gaf/model_source.h"
+#include "fusion/frontend/passes.h"
+#include "fusion/ir/builder.h"
+#include "fusion/planner/planner.h"
+#include "generators/fused_executor.h"
+
+namespace gaf {
+namespace {
+
+struct Row {
+  std::string name, shape;
+  double fused_ms = 0, unfused_ms = 0;
+  int64_t bytes_saved = 0;
+  double rate = 0;  // GB/s or GFLOP/s of the fused run
+  const char* rate_unit = "";
+  double max_rel_diff = 0;
+  size_t groups_fused = 0, groups_unfused = 0;
+};
+
+Tensor random_tensor(Shape s, float mean, float stddev, uint32_t seed) {
+  Tensor t(DType::Float32, std::move(s));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(mean, stddev);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(rng);
+  return t;
+}
+
+double max_rel_diff(const TensorMap& a, const TensorMap& b) {
+  double worst = 0;
+  for (const auto& [name, t] : a) {
+    const Tensor& u = b.at(name);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double x = t.as_double(i), y = u.as_double(i);
+      worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
+    }
+  }
+  return worst;
+}
+
+// 2*M*N*K summed over the graph's MatMuls (0 if there are none).
+double matmul_flops(const Graph& g) {
+  double flops = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op_type != "MatMul") continue;
+    Shape a = g.value(n.inputs[0]).type.shape();
+    flops += 2.0 * shape_numel(g.value(n.outputs[0]).type.shape()) * a.back();
+  }
+  return flops;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The one measurement: plan `g` fused and unfused, compile both, one warm-up run each, then
+// `repeat` timed runs of each (interleaved, so load changes hit both alike).
+Row time_fused_vs_unfused(const std::string& name, const std::string& shape, const Graph& g, int repeat) {
+  std::fprintf(stderr, "%s %s: planning and compiling...\n", name.c_str(), shape.c_str());
+  TensorMap inputs = make_default_inputs(g, 0);
+  PlannerOptions off;
+  off.enabled = false;
+  FusionPlan fused_plan = plan_fusion(g), unfused_plan = plan_fusion(g, off);
+  FusedExecutor fused(g, fused_plan), unfused(g, unfused_plan);
+  TensorMap fused_out = fused.run(inputs), unfused_out = unfused.run(inputs);  // warm-up
+
+  std::vector<double> tf, tu;
+  auto time_ms = [&](FusedExecutor& ex) {
+    auto t0 = std::chrono::steady_clock::now();
+    ex.run(inputs);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int i = 0; i < repeat; ++i) {
+    tf.push_back(time_ms(fused));
+    tu.push_back(time_ms(unfused));
+  }
+
+  Row r{name, shape};
+  r.fused_ms = median(tf);
+  r.unfused_ms = median(tu);
+  r.groups_fused = fused_plan.groups.size();
+  r.groups_unfused = unfused_plan.groups.size();
+  int64_t traffic = 0;
+  for (const FusionGroup& grp : fused_plan.groups) {
+    r.bytes_saved += grp.bytes_saved();
+    traffic += grp.bytes_fused;
+  }
+  double flops = matmul_flops(g);
+  r.rate_unit = flops > 0 ? "GFLOP/s" : "GB/s";
+  r.rate = (flops > 0 ? flops : static_cast<double>(traffic)) / (r.fused_ms * 1e6);
+  r.max_rel_diff = max_rel_diff(fused_out, unfused_out);
+  return r;
+}
+
+// Shape inference and folding for a builder-made graph (all dims static).
+Graph prepared(GraphBuilder& b) {
+  Graph g = b.finish();
+  ReferenceExecutor folder;
+  prepare_graph(g, {}, [&folder](const Node& n, const std::vector<const Tensor*>& in,
+                                 const std::vector<const TensorDesc*>& types) {
+    return folder.run_node(n, in, types);
+  });
+  return g;
+}
+
+// ---- cases: each builds one graph --------------------------------------------------------------
+
+// LayerNorm over the last axis as torch.onnx.export writes it (as fusion/models/bert.cpp).
+Graph layer_norm_graph(int64_t B, int64_t S, int64_t H) {
+  GraphBuilder g("layer_norm");
+  ValueRef x = g.input("x", DType::Float32, {B, S, H});
+  ValueRef gamma = g.weight("gamma", random_tensor({H}, 1.0f, 0.1f, 1));
+  ValueRef beta = g.weight("beta", random_tensor({H}, 0.0f, 0.1f, 2));
+  ValueRef d = g.sub(x, g.reduce_mean(x, {-1}));
+  ValueRef var = g.reduce_mean(g.pow(d, g.scalar(2.0f)), {-1});
+  ValueRef inv = g.sqrt(g.add(var, g.scalar(1e-12f)));
+  g.output(g.add(g.mul(g.div(d, inv), gamma), beta), "y");
+  return prepared(g);
+}
+
+// Five elementwise ops: ((sigmoid(x * 2 + y) - 0.5) * y.
+Graph elementwise_graph(int64_t rows, int64_t cols) {
+  GraphBuilder g("elementwise_chain");
+  ValueRef x = g.input("x", DType::Float32, {rows, cols});
+  ValueRef y = g.input("y", DType::Float32, {rows, cols});
+  ValueRef t = g.op1("Sigmoid", {g.add(g.mul(x, g.scalar(2.0f)), y)});
+  g.output(g.mul(g.sub(t, g.scalar(0.5f)), y), "z");
+  return prepared(g);
+}
+
+// x @ W + b, then GELU decomposed (erf form) as Div/Erf/Add/Mul/Mul.
+Graph matmul_gelu_graph(int64_t M, int64_t K, int64_t N) {
+  GraphBuilder g("matmul_bias_gelu");
+  ValueRef x = g.input("x", DType::Float32, {M, K});
+  ValueRef W = g.weight("W", random_tensor({K, N}, 0.0f, 0.02f, 3));
+  ValueRef b = g.weight("b", random_tensor({N}, 0.0f, 0.02f, 4));
+  ValueRef h = g.add(g.matmul(x, W), b);
+  ValueRef e = g.erf(g.div(h, g.scalar(1.4142135381698608f)));
+  g.output(g.mul(g.mul(h, g.add(e, g.scalar(1.0f))), g.scalar(0.5f)), "y");
+  return prepared(g);
+}
+
+// Softmax over the last axis, decomposed: exp(x - max) / sum(exp(x - max)).
+Graph softmax_graph(const std::vector<int64_t>& dims) {
+  GraphBuilder g("softmax");
+  ValueRef x = g.input("x", DType::Float32, std::vector<Dim>(dims.begin(), dims.end()));
+  Attributes axes;
+  axes.set("axes", std::vector<int64_t>{-1});
+  axes.set("keepdims", int64_t{1});
+  ValueRef e = g.op1("Exp", {g.sub(x, g.op1("ReduceMax", {x}, axes))});
+  g.output(g.div(e, g.op1("ReduceSum", {e}, axes)), "y");
+  return prepared(g);
+}
+
+Graph bert_graph(int layers, int64_t seq) {
+  ModelOptions o;
+  o.layers = layers;
+  o.seq = seq;
+  ReferenceExecutor folder;
+  return load_model("builtin:bert-base", o, folder).graph;
+}
+
+struct Case {
+  std::string name, shape;
+  std::function<Graph()> build;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"layernorm", "8x512x768", [] { return layer_norm_graph(8, 512, 768); }},
+      {"elementwise", "5 ops, 4096x4096", [] { return elementwise_graph(4096, 4096); }},
+      {"matmul_gelu", "128x768x3072", [] { return matmul_gelu_graph(128, 768, 3072); }},
+      {"softmax", "8x12x128x128", [] { return softmax_graph({8, 12, 128, 128}); }},
+      {"bert", "bert-base 12L seq 128", [] { return bert_graph(12, 128); }},
+  };
+}
+
+int run(int repeat, const std::vector<std::string>& only) {
+  std::vector<Row> rows;
+  for (const Case& c : cases()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
+    Graph g = c.build();
+    rows.push_back(time_fused_vs_unfused(c.name, c.shape, g, repeat));
+  }
+  std::printf("median of %d runs after one warm-up, fused and unfused interleaved\n\n", repeat);
+  std::printf("| case | shape | groups fused/unfused | fused ms | unfused ms | unfused/fused | "
+              "bytes saved (MB) | fused rate | max rel diff |\n");
+  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %s | %zu/%zu | %.2f | %.2f | %.2fx | %.1f | %.1f %s | %.2e |\n", r.name.c_str(),
+                r.shape.c_str(), r.groups_fused, r.groups_unfused, r.fused_ms, r.unfused_ms,
+                r.unfused_ms / r.fused_ms, r.bytes_saved / 1e6, r.rate, r.rate_unit, r.max_rel_diff);
+  return 0;
+}
+
+}  // namespace
+}  // namespace gaf
+
+int main(int argc, char** argv) {
+  CLI::App app("fusion_bench: fused vs unfused, per fusion kind, at sizes beyond cache");
+  int repeat = 7;
+  std::vector<std::string> only;
+  app.add_option("--repeat", repeat, "timed runs per variant after the warm-up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  std::vector<std::string> names;
+  for (const gaf::Case& c : gaf::cases()) names.push_back(c.name);
+  app.add_option("--only", only, "run only these cases (repeatable)")->check(CLI::IsMember(names));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return gaf::run(repeat, only);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusion_bench: error: %s\n", e.what());
+    return 2;
+  }
+}
