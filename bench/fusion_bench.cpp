@@ -41,18 +41,6 @@ Tensor random_tensor(Shape s, float mean, float stddev, uint32_t seed) {
   return t;
 }
 
-double max_rel_diff(const TensorMap& a, const TensorMap& b) {
-  double worst = 0;
-  for (const auto& [name, t] : a) {
-    const Tensor& u = b.at(name);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      double x = t.as_double(i), y = u.as_double(i);
-      worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
-    }
-  }
-  return worst;
-}
-
 // 2*M*N*K summed over the graph's MatMuls (0 if there are none).
 double matmul_flops(const Graph& g) {
   double flops = 0;

@@ -15,7 +15,7 @@ namespace {
 
 class JitGroupKernel : public GroupKernel {
  public:
-  JitGroupKernel(const Graph& g, const FusionGroup& grp) {
+  JitGroupKernel(const Graph& g, const FusionGroup& grp) : id_(grp.id) {
     params_.resize(grp.inputs.size());
     std::vector<MemberFuncs> members;  // stays empty for a generate step: its Funcs are its own
     std::vector<TensorFunc> outputs;
@@ -45,20 +45,11 @@ class JitGroupKernel : public GroupKernel {
   const std::vector<TensorDesc>& output_descs() const override { return outs_; }
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) override {
-    if (computed_.empty()) return;
-    for (size_t k = 0; k < params_.size(); ++k)
-      if (params_[k].defined()) params_[k].set(halide_buffer_of(*inputs.at(k)));
-    std::vector<Buffer<>> bufs;
-    for (int k : computed_) bufs.push_back(halide_buffer_of(outputs[k]));
-    Realization r(bufs);
-    try {
-      pipeline_.realize(r);
-    } catch (const Halide::Error& e) {
-      throw GafError("fused kernel execution failed: " + std::string(e.what()));
-    }
+    realize_into(pipeline_, params_, inputs, computed_, outputs, "fused kernel g" + std::to_string(id_));
   }
 
  private:
+  int id_;
   // Group input k as a Func reading its ImageParam (created on first use).
   TensorFunc input(const Graph& g, const FusionGroup& grp, int k) {
     const Value& v = g.value(grp.inputs[k]);

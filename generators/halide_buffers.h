@@ -18,4 +18,25 @@ inline Halide::Buffer<> halide_buffer_of(const Tensor& t) {
   return Halide::Buffer<>(halide_type(t.dtype()), const_cast<void*>(t.raw()), t.rank(), dims.data());
 }
 
+// Binds `inputs[k]` to `params[k]` (where defined) and realises `pipeline` into the outputs listed
+// in `computed` (zero-sized outputs are left out of pipelines). `what` names the kernel in errors.
+inline void realize_into(Halide::Pipeline& pipeline, std::vector<Halide::ImageParam>& params,
+                         const std::vector<const Tensor*>& inputs, const std::vector<int>& computed,
+                         std::vector<Tensor>& outputs, const std::string& what) {
+  if (computed.empty()) return;
+  for (size_t k = 0; k < params.size(); ++k)
+    if (params[k].defined()) {
+      if (!inputs.at(k)) throw GafError("internal: " + what + " is missing input " + std::to_string(k));
+      params[k].set(halide_buffer_of(*inputs[k]));
+    }
+  std::vector<Halide::Buffer<>> bufs;
+  for (int k : computed) bufs.push_back(halide_buffer_of(outputs[k]));
+  Halide::Realization r(bufs);
+  try {
+    pipeline.realize(r);
+  } catch (const Halide::Error& e) {
+    throw GafError(what + " execution failed: " + std::string(e.what()));
+  }
+}
+
 }  // namespace gaf

@@ -71,20 +71,7 @@ class JitNodeKernel : public NodeKernel {
   const std::vector<TensorDesc>& output_descs() const override { return outs_; }
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) override {
-    if (computed_.empty()) return;  // every output is zero-sized
-    for (size_t i = 0; i < params_.size(); ++i)
-      if (params_[i].defined()) {
-        if (!inputs[i]) throw GafError("internal: missing input " + std::to_string(i));
-        params_[i].set(halide_buffer_of(*inputs[i]));
-      }
-    std::vector<Buffer<>> bufs;
-    for (int k : computed_) bufs.push_back(halide_buffer_of(outputs[k]));
-    Realization r(bufs);
-    try {
-      pipeline_.realize(r);
-    } catch (const Halide::Error& e) {
-      throw GafError("kernel execution failed: " + std::string(e.what()));
-    }
+    realize_into(pipeline_, params_, inputs, computed_, outputs, "kernel");
   }
 
  private:

@@ -1,9 +1,22 @@
 #include "generators/reference_executor.h"
 
 #include <chrono>
+#include <cmath>
 #include <set>
 
 namespace gaf {
+
+double max_rel_diff(const TensorMap& a, const TensorMap& b) {
+  double worst = 0;
+  for (const auto& [name, t] : a) {
+    const Tensor& u = b.at(name);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double x = t.as_double(i), y = u.as_double(i);
+      worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
+    }
+  }
+  return worst;
+}
 
 std::map<std::string, int64_t> check_graph_inputs(const Graph& g, const TensorMap& inputs) {
   std::map<std::string, int64_t> bound;

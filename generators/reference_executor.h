@@ -16,6 +16,9 @@ namespace gaf {
 
 using TensorMap = std::map<std::string, Tensor>;
 
+// Largest |a - b| / max(1, |b|) over every tensor of `a` (b must hold the same names).
+double max_rel_diff(const TensorMap& a, const TensorMap& b);
+
 struct ExecStats {
   int kernels_compiled = 0;
   int kernel_cache_hits = 0;

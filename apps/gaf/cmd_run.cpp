@@ -58,18 +58,6 @@ double median_ms(int repeat, TensorMap& outs, RunFn run) {
   return t[t.size() / 2];
 }
 
-double max_rel_diff(const TensorMap& a, const TensorMap& b) {
-  double worst = 0;
-  for (const auto& [name, t] : a) {
-    const Tensor& u = b.at(name);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      double x = t.as_double(i), y = u.as_double(i);
-      worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(y)));
-    }
-  }
-  return worst;
-}
-
 TensorMap read_inputs(const std::vector<std::string>& specs) {
   TensorMap inputs;
   for (const std::string& spec : specs) {
