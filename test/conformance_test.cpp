@@ -62,7 +62,7 @@ TensorMap run_fused(const Graph& model, const TensorMap& inputs, ReferenceExecut
   NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
                            const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
   prepare_graph(g, dims, eval);
-  FusionPlan plan = plan_fusion(g);
+  FusionPlan plan = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
   FusedExecutor ex(g, plan);
   return ex.run(rest);
 }

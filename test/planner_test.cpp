@@ -83,8 +83,20 @@ TEST(PatternDSL, ChainsAlternativesConstantsAndPredicates) {
 
 TEST(PlannerOnBert, StructureOfEveryLayer) {
   LoadedModel m = bert(2);
-  const Graph& g = m.graph;
-  FusionPlan p = plan_fusion(g);
+  Graph& g = m.graph;
+  FusionPlan p = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
+  // Q, K and V: one horizontal group per layer, one wide MatMul reading the layer input.
+  int horizontal = 0;
+  for (const FusionGroup& grp : p.groups)
+    if (grp.kind == FusionKind::HorizontalMatMul) {
+      ++horizontal;
+      int mms = 0;
+      for (int n : grp.nodes) mms += g.nodes()[n].op_type == "MatMul";
+      EXPECT_EQ(mms, 1);
+      EXPECT_EQ(grp.outputs.size(), 3u) << "Q, K and V leave the group";
+    }
+  EXPECT_EQ(horizontal, 2);
+  EXPECT_EQ(p.rewrites.size(), 2u);
   int ln_groups = 0;
   std::set<int> mm_groups;
   for (const FusionGroup& grp : p.groups) {
@@ -112,7 +124,7 @@ TEST(PlannerOnBert, StructureOfEveryLayer) {
     const Node& n = g.nodes()[i];
     if (n.op_type != "MatMul" || !g.is_constant(n.inputs[1])) continue;
     const FusionGroup& grp = p.groups[p.group_of_node[i]];
-    EXPECT_EQ(grp.kind, FusionKind::MatMulEpilogue) << n.name;
+    EXPECT_TRUE(grp.kind == FusionKind::MatMulEpilogue || grp.kind == FusionKind::HorizontalMatMul) << n.name;
     bool bias = false;
     for (int k : grp.nodes) bias = bias || g.nodes()[k].op_type == "Add";
     EXPECT_TRUE(bias) << n.name << " without its bias";
@@ -127,14 +139,15 @@ TEST(PlannerOnBert, StructureOfEveryLayer) {
     return s.size();
   };
   LoadedModel one = bert(1);
-  EXPECT_EQ(distinct(p), distinct(plan_fusion(one.graph)));
+  EXPECT_EQ(distinct(p), distinct(plan_fusion_rewriting(one.graph, {}, RuleRegistry::builtin())));
 }
 
 TEST(PlannerOnBert, FusedMatchesReference) {
   LoadedModel m = bert(2);
-  FusionPlan p = plan_fusion(m.graph);
+  Graph rewritten = m.graph;
+  FusionPlan p = plan_fusion_rewriting(rewritten, {}, RuleRegistry::builtin());
   TensorMap in = make_default_inputs(m.graph, 7);
-  FusedExecutor fused(m.graph, p);
+  FusedExecutor fused(rewritten, p);
   ReferenceExecutor ref;
   Tensor a = fused.run(in).at("last_hidden_state");
   Tensor b = ref.run(m.graph, in).at("last_hidden_state");

@@ -31,7 +31,7 @@ int plan(const PlanArgs& a) {
   PlannerOptions opts = a.fusion.resolved(rules);
   ReferenceExecutor folder;
   LoadedModel m = load_model(a.model.model, a.model.resolved(), folder);
-  FusionPlan p = plan_fusion(m.graph, opts, rules);
+  FusionPlan p = plan_fusion_rewriting(m.graph, opts, rules);
   std::cout << "model: " << m.description << "\n";
   std::cout << fusion_log_lines(m.graph, p) << "\n" << fusion_text_report(m.graph, p);
   if (!a.json_file.empty()) {

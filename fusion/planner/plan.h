@@ -53,6 +53,7 @@ struct FusionPlan {
   std::vector<FusionGroup> groups;      // in execution order
   std::vector<RefusedMerge> refused;
   std::vector<int> group_of_node;       // node index -> group id
+  std::vector<std::string> rewrites;    // graph rewrites applied before grouping (horizontal MatMul)
 };
 
 }  // namespace gaf

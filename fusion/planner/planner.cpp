@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "fusion/planner/group_info.h"
+#include "fusion/planner/horizontal.h"
 
 namespace gaf {
 
@@ -370,6 +371,17 @@ class Planner {
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules) {
   opts.validate(rules);
   return Planner(g, opts).run(rules);
+}
+
+FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules) {
+  opts.validate(rules);
+  std::vector<std::string> rewrites;
+  if (opts.enabled && !opts.disabled_kinds.count(FusionKind::HorizontalMatMul) &&
+      !opts.disabled_rules.count("horizontal_matmul") && rules.find("horizontal_matmul"))
+    rewrites = fuse_horizontal_matmuls(g);
+  FusionPlan p = plan_fusion(g, opts, rules);
+  p.rewrites = std::move(rewrites);
+  return p;
 }
 
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts) {

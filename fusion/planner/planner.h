@@ -48,5 +48,8 @@ constexpr const char* kNoSaving = "GAF-NF030";       // saves no traffic
 // The graph must be static and typed (after prepare_graph).
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts = {});
+// The planner's graph rewrites first (horizontal MatMul: sibling MatMuls become one wide MatMul,
+// unless fusion, the horizontal_matmul kind or rule is off), then plan_fusion. `g` is changed.
+FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 
 }  // namespace gaf

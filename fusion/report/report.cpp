@@ -26,7 +26,9 @@ bool has_op(const Graph& g, const FusionGroup& grp, std::initializer_list<const 
 
 std::string group_label(const Graph& g, const FusionGroup& grp) {
   const Node& first = g.nodes()[grp.nodes.front()];
-  if (grp.kind == FusionKind::MatMulEpilogue || grp.kind == FusionKind::HorizontalMatMul) {
+  if (grp.kind == FusionKind::HorizontalMatMul) return "MatMul x" + std::to_string(
+      [&] { for (int n : grp.nodes) if (g.nodes()[n].op_type == "Split") return g.nodes()[n].outputs.size(); return size_t{1}; }()) + " (horizontal)";
+  if (grp.kind == FusionKind::MatMulEpilogue) {
     std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
     if (has_op(g, grp, {"Gelu", "Erf"})) s += "+GELU";
     else if (has_op(g, grp, {"Relu"})) s += "+ReLU";
@@ -65,6 +67,7 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan) {
       ++total;
     }
   std::ostringstream os;
+  for (const std::string& r : plan.rewrites) os << "[GRAPH_AUTOFUSION] Rewrote " << r << "\n";
   for (const auto& [label, n] : detected)
     os << "[GRAPH_AUTOFUSION] Detected " << n << " " << label << " fusion opportunit"
        << (n == 1 ? "y" : "ies") << "\n";
@@ -185,6 +188,7 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan) {
     }
   }
   j["totals"] = totals;
+  j["rewrites"] = plan.rewrites;
   j["refused"] = json::array();
   for (const RefusedMerge& r : plan.refused)
     j["refused"].push_back({{"code", r.code}, {"message", r.message}, {"rule", r.rule}, {"nodes", r.nodes}});

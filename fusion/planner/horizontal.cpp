@@ -1,0 +1,131 @@
+#include "fusion/planner/horizontal.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "fusion/ops/registry.h"
+#include "fusion/planner/pattern.h"
+
+namespace gaf {
+
+namespace {
+
+// A MatMul(A, W) whose only reader is Add(., bias), with W constant [K, N] and bias constant [N].
+struct Branch {
+  int matmul, add;
+  std::string weight, bias, out;
+};
+
+bool branch_of(const Graph& g, const GraphView& v, int mm, Branch* b) {
+  const Node& n = g.nodes()[mm];
+  if (n.op_type != "MatMul" || n.inputs.size() != 2) return false;
+  const Tensor* w = v.constant(n.inputs[1]);
+  if (!w || w->rank() != 2 || w->dtype() != DType::Float32) return false;
+  const auto& cons = v.consumers(n.outputs[0]);
+  if (cons.size() != 1 || v.is_graph_output(n.outputs[0])) return false;
+  const Node& add = g.nodes()[cons[0]];
+  if (add.op_type != "Add") return false;
+  std::string bias = add.inputs[0] == n.outputs[0] ? add.inputs[1] : add.inputs[0];
+  const Tensor* t = v.constant(bias);
+  if (!t || t->rank() != 1 || t->shape()[0] != w->shape()[1] || t->dtype() != DType::Float32) return false;
+  *b = Branch{mm, cons[0], n.inputs[1], bias, add.outputs[0]};
+  return true;
+}
+
+// Concatenates [K, N_i] matrices along columns (or [N_i] vectors).
+Tensor concat_columns(const std::vector<const Tensor*>& parts) {
+  int64_t rows = parts[0]->rank() == 2 ? parts[0]->shape()[0] : 1, cols = 0;
+  for (const Tensor* p : parts) cols += p->shape().back();
+  Tensor out(DType::Float32, parts[0]->rank() == 2 ? Shape{rows, cols} : Shape{cols});
+  int64_t off = 0;
+  for (const Tensor* p : parts) {
+    int64_t n = p->shape().back();
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(out.data<float>() + r * cols + off, p->data<float>() + r * n, n * sizeof(float));
+    off += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> fuse_horizontal_matmuls(Graph& g) {
+  std::vector<std::string> done;
+  GraphView v(g);
+  std::map<std::string, std::vector<Branch>> by_input;  // activation -> branches (graph order)
+  for (int i = 0; i < v.num_nodes(); ++i) {
+    Branch b;
+    if (branch_of(g, v, i, &b)) {
+      const std::string& a = g.nodes()[i].inputs[0];
+      const auto& first = by_input[a];
+      int64_t k = v.constant(b.weight)->shape()[0];
+      if (first.empty() || v.constant(first[0].weight)->shape()[0] == k) by_input[a].push_back(b);
+    }
+  }
+  std::set<int> removed;
+  std::vector<Node> added;
+  for (auto& [a, branches] : by_input) {
+    if (branches.size() < 2 || v.constant(a)) continue;
+    std::vector<const Tensor*> ws, bs;
+    std::vector<int64_t> splits;
+    std::string names;
+    for (const Branch& b : branches) {
+      ws.push_back(v.constant(b.weight));
+      bs.push_back(v.constant(b.bias));
+      splits.push_back(ws.back()->shape()[1]);
+      removed.insert(b.matmul);
+      removed.insert(b.add);
+      names += (names.empty() ? "'" : ", '") + g.nodes()[b.matmul].name + "'";
+    }
+    std::string base = g.nodes()[branches[0].matmul].name + "/horizontal";
+    std::string w = g.fresh_name(base + "_weight"), bias = g.fresh_name(base + "_bias"),
+                sp = g.fresh_name(base + "_splits"), mm = g.fresh_name(base + "_mm"),
+                add = g.fresh_name(base + "_add");
+    g.add_initializer(w, concat_columns(ws));
+    g.add_initializer(bias, concat_columns(bs));
+    g.add_initializer(sp, Tensor::from_values(DType::Int64, {static_cast<int64_t>(splits.size())}, splits));
+    TensorType unknown;
+    unknown.rank_known = false;
+    g.add_value(mm, unknown);
+    g.add_value(add, unknown);
+    added.push_back(Node{base + "/MatMul", "MatMul", {}, {a, w}, {mm}});
+    added.push_back(Node{base + "/Add", "Add", {}, {mm, bias}, {add}});
+    Node split{base + "/Split", "Split", {}, {add, sp}, {}};
+    split.attrs.set("axis", int64_t{-1});
+    for (const Branch& b : branches) split.outputs.push_back(b.out);
+    added.push_back(split);
+    int64_t wide = 0;
+    for (int64_t n : splits) wide += n;
+    done.push_back("horizontal MatMul: " + names + " read the same input and run as one " +
+                   std::to_string(ws[0]->shape()[0]) + "x" + std::to_string(wide) +
+                   " MatMul (weights concatenated at load)");
+  }
+  if (removed.empty()) return done;
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (!removed.count(static_cast<int>(i))) nodes.push_back(g.nodes()[i]);
+  for (Node& n : added) nodes.push_back(std::move(n));
+  g.set_nodes(std::move(nodes));
+  // Drop the original weights and the removed nodes' intermediates.
+  std::set<std::string> used(g.outputs().begin(), g.outputs().end());
+  for (const std::string& in : g.inputs()) used.insert(in);
+  for (const Node& n : g.nodes()) {
+    used.insert(n.inputs.begin(), n.inputs.end());
+    used.insert(n.outputs.begin(), n.outputs.end());
+  }
+  for (auto it = g.values().begin(); it != g.values().end();)
+    it = used.count(it->first) ? std::next(it) : g.values().erase(it);
+  infer_shapes(g);
+  g.validate();
+  return done;
+}
+
+std::shared_ptr<const FusionRule> make_horizontal_matmul_rule() {
+  // Above the MatMul-epilogue rule: the wide MatMul's bias belongs with its Split.
+  return std::make_shared<PatternRule>(
+      "horizontal_matmul", FusionKind::HorizontalMatMul, rule_priority::kMatMulEpilogue + 10,
+      Pattern("MatMul") >> Pattern("Add").with_const() >> Pattern("Split"));
+}
+
+}  // namespace gaf

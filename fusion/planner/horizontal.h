@@ -1,0 +1,22 @@
+// Horizontal MatMul fusion (built-in rule 4): sibling MatMuls that read the same activation with
+// constant [K, N_i] weights and a constant bias (Q, K and V of attention) become one wide MatMul:
+// the weights and biases are concatenated once, here, at load (the originals are dropped, so
+// memory does not grow) and a Split hands each consumer its slice. The "horizontal_matmul" rule
+// then groups the wide MatMul, its bias and the Split.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusion/ir/graph.h"
+#include "fusion/planner/rule.h"
+
+namespace gaf {
+
+// Rewrites `g` in place (it must be typed); returns one line per rewrite naming the MatMuls.
+std::vector<std::string> fuse_horizontal_matmuls(Graph& g);
+
+std::shared_ptr<const FusionRule> make_horizontal_matmul_rule();
+
+}  // namespace gaf
