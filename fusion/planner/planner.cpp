@@ -249,9 +249,13 @@ class Planner {
   }
 
   std::string merged_rule(int p, int c) const {
-    for (int gi : {p, c})
-      if (groups_[gi].kind != FusionKind::Single && groups_[gi].rule != "generic")
-        return groups_[gi].rule + "+generic";
+    const std::string suffix = "+generic";
+    for (int gi : {p, c}) {
+      const std::string& r = groups_[gi].rule;
+      if (groups_[gi].kind == FusionKind::Single || r == "generic") continue;
+      bool grown = r.size() > suffix.size() && r.compare(r.size() - suffix.size(), suffix.size(), suffix) == 0;
+      return grown ? r : r + suffix;  // "rule+generic": a rule's group grown by generic merges
+    }
     return "generic";
   }
 
