@@ -33,16 +33,12 @@ struct PlannerOptions {
 
 // Reason codes for refused merges (stable: tests, docs and users grep for them).
 namespace reason {
-constexpr const char* kOverlap = "GAF-NF001";        // node already in another group
 constexpr const char* kCycle = "GAF-NF002";          // would create a cycle
-constexpr const char* kPeakMemory = "GAF-NF003";     // would raise peak memory
 constexpr const char* kClasses = "GAF-NF004";        // op classes cannot fuse this way
 constexpr const char* kDuplicateWork = "GAF-NF005";  // would recompute expensive work
 constexpr const char* kShapes = "GAF-NF006";         // incompatible shapes
 constexpr const char* kGroupSize = "GAF-NF010";      // group too large
 constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
-constexpr const char* kDisabled = "GAF-NF021";       // fusion kind disabled by the user
-constexpr const char* kNoSaving = "GAF-NF030";       // saves no traffic
 }  // namespace reason
 
 // The graph must be static and typed (after prepare_graph).

@@ -15,7 +15,7 @@ namespace gaf {
 std::string fusion_log_lines(const Graph& g, const FusionPlan& plan);
 // Groups table, totals per kind (the seed's table), refused candidates.
 std::string fusion_text_report(const Graph& g, const FusionPlan& plan);
-// The JSON document (schema in docs/USER_GUIDE.md: "plan JSON").
+// The JSON document (schema in docs/USER_GUIDE.md, "Plan JSON").
 nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan);
 // Graphviz DOT: nodes, fused groups as coloured clusters by kind, refused merges as dashed red edges.
 std::string fusion_plan_dot(const Graph& g, const FusionPlan& plan);
