@@ -1,5 +1,7 @@
 #include "schedules/fused_schedule.h"
 
+#include "schedules/reference_schedule.h"
+
 namespace gaf {
 
 using namespace Halide;
@@ -48,20 +50,6 @@ Placement schedule_output(const TensorFunc& t) {
 void place(Func f, const Placement& at) {
   if (at.root) f.compute_root();
   else f.compute_at(at.func, at.var);
-}
-
-// A MatMul accumulator: k outside the vectorised output columns (row-wide FMAs on contiguous
-// weights), computed wherever its member is placed.
-void schedule_accumulator(const Stage& s) {
-  Func f = s.func;
-  std::vector<Var> a = f.args();
-  if (a.empty() || !f.has_update_definition() || s.reduction.empty()) return;
-  std::vector<VarOrRVar> order{a[0]};
-  for (const RVar& r : s.reduction) order.emplace_back(r);
-  for (size_t i = 1; i < a.size(); ++i) order.emplace_back(a[i]);
-  f.update().reorder(order);
-  f.update().vectorize(a[0], 8, TailStrategy::GuardWithIf);
-  f.vectorize(a[0], 8, TailStrategy::GuardWithIf);
 }
 
 }  // namespace

@@ -19,24 +19,27 @@ void schedule_pure(Func f, const Shape& shape) {
 
 }  // namespace
 
+bool schedule_accumulator(const Stage& s) {
+  Func f = s.func;
+  std::vector<Var> a = f.args();
+  if (s.role != StageRole::Accumulator || a.empty() || !f.has_update_definition() || s.reduction.empty())
+    return false;
+  std::vector<VarOrRVar> order{a[0]};
+  for (const RVar& r : s.reduction) order.emplace_back(r);
+  for (size_t i = 1; i < a.size(); ++i) order.emplace_back(a[i]);
+  f.update().reorder(order);
+  f.update().vectorize(a[0], 8, TailStrategy::GuardWithIf);
+  f.vectorize(a[0], 8, TailStrategy::GuardWithIf);
+  return true;
+}
+
 void apply_reference_schedule(const std::vector<TensorFunc>& outputs,
                               const std::vector<Stage>& stages) {
   for (const Stage& s : stages) {
     Func f = s.func;
     f.compute_root();
-    if (s.role == StageRole::Accumulator && f.has_update_definition() && !s.reduction.empty()) {
-      // MatMul accumulator: k outside the vectorised output columns, so each step is a row-wide
-      // FMA on contiguous memory rather than a strided dot product.
-      std::vector<Var> args = f.args();
-      std::vector<VarOrRVar> order;
-      order.emplace_back(args[0]);
-      for (const RVar& r : s.reduction) order.emplace_back(r);
-      for (size_t i = 1; i < args.size(); ++i) order.emplace_back(args[i]);
-      f.update().reorder(order);
-      f.update().vectorize(args[0], 8, TailStrategy::GuardWithIf);
-      if (args.size() >= 2) f.update().parallel(args.back());
-      f.vectorize(args[0], 8, TailStrategy::GuardWithIf);
-    }
+    // At root the accumulator is its own loop nest: parallel over its rows too.
+    if (schedule_accumulator(s) && f.args().size() >= 2) f.update().parallel(f.args().back());
   }
   for (const TensorFunc& t : outputs) {
     if (!t.defined()) continue;

@@ -9,6 +9,11 @@
 
 namespace gaf {
 
+// A MatMul accumulator stage: k outside the vectorised output columns, so each step is a
+// row-wide FMA on contiguous memory rather than a strided dot product. Returns false (and does
+// nothing) for a stage without an update over a reduction. Shared by the fused schedule.
+bool schedule_accumulator(const Stage& s);
+
 void apply_reference_schedule(const std::vector<TensorFunc>& outputs,
                               const std::vector<Stage>& stages);
 
