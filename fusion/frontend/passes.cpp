@@ -8,21 +8,13 @@ namespace gaf {
 PassStats infer_and_fold(Graph& g, const NodeEvaluator& eval, int64_t max_fold_elements) {
   PassStats stats;
   const OpRegistry& reg = OpRegistry::global();
-  infer_shapes(g, [&](Graph& graph, int idx) {
+  infer_shapes(g, [&](Graph& graph, int idx, const std::vector<const TensorDesc*>& types,
+                      const std::vector<const Tensor*>& ins) {
     const Node& n = graph.nodes()[idx];
     const OpSchema& schema = reg.get(n);
     if (!schema.foldable) return;
-    std::vector<const Tensor*> ins(n.inputs.size(), nullptr);
-    std::vector<TensorDesc> descs(n.inputs.size());
-    std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (n.inputs[i].empty()) continue;
-      const Value& v = graph.value(n.inputs[i]);
-      descs[i] = TensorDesc{v.type.dtype, v.type.shape()};
-      types[i] = &descs[i];
-      if (v.constant) ins[i] = &*v.constant;
-      else if (!schema.is_shape_only_input(static_cast<int>(i))) return;  // not constant
-    }
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (types[i] && !ins[i] && !schema.is_shape_only_input(static_cast<int>(i))) return;  // not constant
     for (const std::string& o : n.outputs)
       if (!o.empty() && shape_numel(graph.value(o).type.shape()) > max_fold_elements) return;
     std::vector<Tensor> outs = eval(n, ins, types);

@@ -108,7 +108,7 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   return out;
 }
 
-void infer_shapes(Graph& g, const std::function<void(Graph&, int)>& after_node) {
+void infer_shapes(Graph& g, const AfterNodeHook& after_node) {
   const OpRegistry& reg = OpRegistry::global();
   for (int idx : g.topological_order()) {
     const Node& n = g.nodes()[idx];
@@ -139,7 +139,7 @@ void infer_shapes(Graph& g, const std::function<void(Graph&, int)>& after_node) 
       v.type = t;
       v.producer = idx;
     }
-    if (after_node) after_node(g, idx);
+    if (after_node) after_node(g, idx, types, values);
   }
 }
 

@@ -100,8 +100,11 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
 
 // Runs shape inference over a whole graph in topological order (all symbols must be bound),
 // filling every value's type. Throws GafError naming the first node whose inference fails.
-// `after_node` (optional) runs after each node's outputs are typed (constant folding uses it so
-// that a folded value feeds the inference of the nodes after it).
-void infer_shapes(Graph& g, const std::function<void(Graph&, int node_index)>& after_node = {});
+// `after_node` (optional) runs after each node's outputs are typed, with the input types and
+// constant contents inference saw (constant folding uses it so that a folded value feeds the
+// inference of the nodes after it).
+using AfterNodeHook = std::function<void(Graph&, int node_index, const std::vector<const TensorDesc*>& types,
+                                         const std::vector<const Tensor*>& constants)>;
+void infer_shapes(Graph& g, const AfterNodeHook& after_node = {});
 
 }  // namespace gaf
