@@ -90,18 +90,19 @@ void write_npy(const std::string& path, const Tensor& t) {
   std::string header = "{'descr': '" + npy_descr(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header += std::string((64 - total % 64) % 64, ' ') + "\n";
+  uint16_t hl = static_cast<uint16_t>(header.size());
+  const char preamble[10] = {kMagic[0], kMagic[1], kMagic[2], kMagic[3], kMagic[4], kMagic[5],
+                             1, 0, static_cast<char>(hl & 0xff), static_cast<char>(hl >> 8)};
+  write_file_atomically(path, {std::string_view(preamble, 10), header,
+                               std::string_view(static_cast<const char*>(t.raw()), t.nbytes())});
+}
+
+void write_file_atomically(const std::string& path, const std::vector<std::string_view>& chunks) {
   std::string tmp = path + ".partial";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw GafError(path + ": cannot write file");
-    f.write(kMagic, 6);
-    char ver[2] = {1, 0};
-    f.write(ver, 2);
-    uint16_t hl = static_cast<uint16_t>(header.size());
-    char hb[2] = {static_cast<char>(hl & 0xff), static_cast<char>(hl >> 8)};
-    f.write(hb, 2);
-    f.write(header.data(), static_cast<std::streamsize>(header.size()));
-    f.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+    for (std::string_view c : chunks) f.write(c.data(), static_cast<std::streamsize>(c.size()));
     if (!f) {
       std::remove(tmp.c_str());
       throw GafError(path + ": write failed");

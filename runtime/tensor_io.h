@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "runtime/tensor.h"
 
@@ -11,6 +13,10 @@ class TensorProto;
 }
 
 namespace gaf {
+
+// Writes the chunks to `path` through a temporary file renamed into place, so a failure never
+// leaves a partial file behind. Throws GafError naming the file.
+void write_file_atomically(const std::string& path, const std::vector<std::string_view>& chunks);
 
 Tensor read_npy(const std::string& path);
 // Writes atomically: a temporary file renamed into place, so a failure leaves no partial file.

@@ -4,6 +4,7 @@
 
 #include "apps/gaf/commands.h"
 #include "fusion/report/report.h"
+#include "runtime/tensor_io.h"
 
 namespace gaf::cli {
 
@@ -15,17 +16,6 @@ struct PlanArgs {
   std::string json_file, dot_file;
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".partial";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw GafError(path + ": cannot write file");
-    f << text;
-    if (!f) throw GafError(path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw GafError(path + ": cannot move the file into place");
-}
-
 int plan(const PlanArgs& a) {
   RuleRegistry rules = RuleRegistry::builtin();
   PlannerOptions opts = a.fusion.resolved(rules);
@@ -35,11 +25,11 @@ int plan(const PlanArgs& a) {
   std::cout << "model: " << m.description << "\n";
   std::cout << fusion_log_lines(m.graph, p) << "\n" << fusion_text_report(m.graph, p);
   if (!a.json_file.empty()) {
-    write_file(a.json_file, fusion_plan_json(m.graph, p).dump(2) + "\n");
+    write_file_atomically(a.json_file, {fusion_plan_json(m.graph, p).dump(2) + "\n"});
     std::cout << "wrote " << a.json_file << "\n";
   }
   if (!a.dot_file.empty()) {
-    write_file(a.dot_file, fusion_plan_dot(m.graph, p));
+    write_file_atomically(a.dot_file, {fusion_plan_dot(m.graph, p)});
     std::cout << "wrote " << a.dot_file << "\n";
   }
   return 0;
