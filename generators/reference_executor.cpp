@@ -1,5 +1,7 @@
 #include "generators/reference_executor.h"
 
+#include "generators/value_store.h"
+
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -99,25 +101,9 @@ TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& inputs) {
   check_graph_inputs(g, inputs);
   const std::vector<Node>& nodes = g.nodes();
   std::vector<int> order = g.topological_order();
-
-  // Last use of each intermediate, so it can be freed right after.
-  std::map<std::string, size_t> last_use;
-  for (size_t s = 0; s < order.size(); ++s)
-    for (const std::string& in : nodes[order[s]].inputs)
-      if (!in.empty()) last_use[in] = s;
-  std::set<std::string> keep(g.outputs().begin(), g.outputs().end());
-
-  TensorMap env;
-  for (const auto& [n, t] : inputs) env[n] = t;
-  size_t live = 0;
-  auto lookup = [&](const std::string& name) -> const Tensor* {
-    auto it = env.find(name);
-    if (it != env.end()) return &it->second;
-    const Value& v = g.value(name);
-    if (v.constant) return &*v.constant;
-    throw GafError("value '" + name + "' is used before it is computed");
-  };
-
+  std::vector<std::vector<std::string>> reads;
+  for (int i : order) reads.push_back(nodes[i].inputs);
+  ValueStore store(g, inputs, reads);
   for (size_t s = 0; s < order.size(); ++s) {
     const Node& n = nodes[order[s]];
     std::vector<const Tensor*> ins(n.inputs.size(), nullptr);
@@ -125,36 +111,15 @@ TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& inputs) {
     std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i].empty()) continue;
-      ins[i] = lookup(n.inputs[i]);
+      ins[i] = store.get(n.inputs[i]);
       descs[i] = TensorDesc{ins[i]->dtype(), ins[i]->shape()};
       types[i] = &descs[i];
     }
     std::vector<Tensor> outs = run_node(n, ins, types);
-    for (size_t k = 0; k < n.outputs.size(); ++k) {
-      if (n.outputs[k].empty()) continue;
-      live += outs[k].nbytes();
-      env[n.outputs[k]] = std::move(outs[k]);
-    }
-    stats_.peak_bytes = std::max(stats_.peak_bytes, live);
-    for (const std::string& in : n.inputs) {
-      if (in.empty() || keep.count(in) || inputs.count(in)) continue;
-      auto lu = last_use.find(in);
-      auto it = env.find(in);
-      if (lu != last_use.end() && lu->second == s && it != env.end()) {
-        live -= it->second.nbytes();
-        env.erase(it);
-      }
-    }
-    // Outputs nobody reads (e.g. Dropout's mask) are dropped at once.
-    for (const std::string& o : n.outputs)
-      if (!o.empty() && !keep.count(o) && !last_use.count(o) && env.count(o)) {
-        live -= env[o].nbytes();
-        env.erase(o);
-      }
+    store.finish_step(s, n.outputs, outs, n.inputs);
   }
-  TensorMap result;
-  for (const std::string& o : g.outputs()) result[o] = *lookup(o);
-  return result;
+  stats_.peak_bytes = std::max(stats_.peak_bytes, store.peak_bytes());
+  return store.graph_outputs();
 }
 
 }  // namespace gaf
