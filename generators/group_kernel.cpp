@@ -6,6 +6,7 @@
 #include "generators/custom_algorithm.h"
 #include "generators/halide_buffers.h"
 #include "schedules/fused_schedule.h"
+#include "schedules/host_target.h"
 
 namespace gaf {
 
@@ -37,9 +38,9 @@ class JitGroupKernel : public GroupKernel {
     }
     if (funcs.empty()) return;
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
-    apply_fused_schedule(outputs, anchor, members);
+    apply_fused_schedule(outputs, anchor, members, host_params_for(host_target()));
     pipeline_ = Pipeline(funcs);
-    pipeline_.compile_jit(get_jit_target_from_environment());
+    pipeline_.compile_jit(host_target());
   }
 
   const std::vector<TensorDesc>& output_descs() const override { return outs_; }
@@ -101,6 +102,9 @@ class JitGroupKernel : public GroupKernel {
       schema.build(b);
       MemberFuncs m;
       m.stages = b.stages();
+      m.tiled_matmul = schema.op_class == OpClass::MatMul &&
+                       (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
+                                           types[1]->shape.size() >= 2));
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         m.outputs.push_back(b.outputs()[o]);
         auto d = decision_of.find(n.outputs[o]);

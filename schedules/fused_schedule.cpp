@@ -1,6 +1,10 @@
 #include "schedules/fused_schedule.h"
 
+#include <map>
+
+#include "schedules/matmul_schedule.h"
 #include "schedules/reference_schedule.h"
+#include "schedules/row_schedule.h"
 
 namespace gaf {
 
@@ -8,65 +12,75 @@ using namespace Halide;
 
 namespace {
 
-// Where a Func is computed: at root, or inside a Func's loop over `var`. (Halide's LoopLevel
-// cannot be inspected before lowering, hence this small value type.)
-struct Placement {
-  bool root = true;
-  Func func;
-  Var var;
-  static Placement at(Func f, Var v) {
-    Placement p;
-    p.root = false;
-    p.func = f;
-    p.var = v;
-    return p;
-  }
-};
-
-// Outputs: 8 float lanes (one AVX2 register; the AVX-512 schedules come with the host-schedule
-// work) on the innermost axis, the outer axes fused and parallel so a batch of 1 still spreads
-// rows over the cores. Returns the row loop (args[1]) for compute_at, or root when rank < 2.
-Placement schedule_output(const TensorFunc& t) {
-  Func f = t.func;
-  std::vector<Var> a = f.args();
-  f.compute_root();
-  if (a.empty()) return Placement();
-  if (t.shape.back() >= 8) f.vectorize(a[0], 8, TailStrategy::GuardWithIf);
-  if (a.size() == 1) return Placement();
-  if (a.size() >= 3) {
-    Var outer = a.back();
-    for (size_t i = a.size() - 1; i-- > 2;) {
-      Var fused(f.name() + "_outer" + std::to_string(i));
-      f.fuse(outer, a[i], fused);
-      outer = fused;
-    }
-    f.parallel(outer);
-  } else {
-    f.parallel(a[1]);
-  }
-  return Placement::at(f, a[1]);
+const Stage* accumulator_of(const MemberFuncs& m) {
+  for (const Stage& s : m.stages)
+    if (s.role == StageRole::Accumulator) return &s;
+  return nullptr;
 }
 
-void place(Func f, const Placement& at) {
-  if (at.root) f.compute_root();
-  else f.compute_at(at.func, at.var);
+bool has_statistics(const std::vector<MemberFuncs>& members) {
+  for (const MemberFuncs& m : members)
+    for (const Stage& s : m.stages)
+      if (s.role == StageRole::Statistic) return true;
+  return false;
+}
+
+bool same_trailing_dims(const Shape& a, const Shape& b, size_t n) {
+  if (a.size() < n || b.size() < n) return false;
+  return std::equal(a.end() - n, a.end(), b.end() - n);
+}
+
+// Decides which Func carries each tiled MatMul's register tiles: the group output its epilogue
+// ends in (compute_at decision), else the MatMul's own output, materialised at root. Returns the
+// tiled Funcs by name.
+std::map<std::string, const MemberFuncs*> tile_matmuls(const std::vector<TensorFunc>& outputs,
+                                                      const TensorFunc* anchor,
+                                                      const std::vector<MemberFuncs>& members,
+                                                      const HostScheduleParams& p) {
+  std::map<std::string, const MemberFuncs*> tiled;
+  std::map<std::string, const TensorFunc*> output_named;
+  for (const TensorFunc& t : outputs)
+    if (t.defined()) output_named[t.func.name()] = &t;
+  bool stats = has_statistics(members);
+  for (const MemberFuncs& m : members) {
+    const Stage* acc = accumulator_of(m);
+    if (!m.tiled_matmul || !acc || m.outputs.empty() || !m.outputs[0].defined()) continue;
+    const TensorFunc& mm = m.outputs[0];
+    const TensorFunc* carrier = &mm;
+    if (!output_named.count(mm.func.name()) && m.decisions[0].decision == ComputeDecision::ComputeAt &&
+        anchor && anchor->defined() && !tiled.count(anchor->func.name()) && !stats &&
+        same_trailing_dims(anchor->shape, mm.shape, 2))
+      carrier = anchor;
+    if (schedule_matmul_tiles(*carrier, *acc, p)) tiled[carrier->func.name()] = &m;
+  }
+  return tiled;
 }
 
 }  // namespace
 
 void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const TensorFunc* anchor,
-                          const std::vector<MemberFuncs>& members) {
+                          const std::vector<MemberFuncs>& members, const HostScheduleParams& p) {
+  std::map<std::string, const MemberFuncs*> tiled = tile_matmuls(group_outputs, anchor, members, p);
+  auto is_tiled = [&](const Func& f) { return tiled.count(f.name()) > 0; };
+  auto tile_owner = [&](const MemberFuncs& m) {
+    for (const auto& kv : tiled)
+      if (kv.second == &m) return true;
+    return false;
+  };
+
   std::map<std::string, Placement> row_of;
   for (const TensorFunc& t : group_outputs)
-    if (t.defined()) row_of[t.func.name()] = schedule_output(t);
-  Placement anchor_row = anchor && anchor->defined() ? row_of[anchor->func.name()] : Placement();
+    if (t.defined() && !is_tiled(t.func)) row_of[t.func.name()] = schedule_rows(t, p);
+  Placement anchor_row;
+  if (anchor && anchor->defined() && row_of.count(anchor->func.name())) anchor_row = row_of[anchor->func.name()];
 
   for (const MemberFuncs& m : members) {
+    if (tile_owner(m)) continue;  // output and accumulator scheduled by the tiles
     // Where this member's stages go: with its compute_at output, or in its own row loop.
     Placement stage_at;
     for (size_t k = 0; k < m.outputs.size(); ++k) {
       const TensorFunc& t = m.outputs[k];
-      if (!t.defined()) continue;
+      if (!t.defined() || is_tiled(t.func)) continue;
       const FuncDecision& d = m.decisions[k];
       auto own = row_of.find(t.func.name());
       if (own != row_of.end()) {
@@ -81,20 +95,24 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           if (f.has_update_definition()) f.compute_root();  // Halide cannot inline updates
           break;
         case ComputeDecision::ComputeAt:
-          place(f, anchor_row);
+          anchor_row.apply(f);
           stage_at = anchor_row;
           break;
         case ComputeDecision::Root:
-          f.compute_root();
+          schedule_rows(t, p);
           break;
       }
     }
     for (const Stage& s : m.stages) {
       Func f = s.func;  // a handle: scheduling it schedules the stage
       switch (s.role) {
-        case StageRole::Statistic: place(f, stage_at); break;
+        case StageRole::Statistic:
+          // Only a one-axis statistic has one value per output row; others at root so they
+          // are not recomputed for every row.
+          schedule_statistic(s, s.reduction.size() == 1 ? stage_at : Placement(), p);
+          break;
         case StageRole::Accumulator:
-          place(f, stage_at);
+          stage_at.apply(f);
           schedule_accumulator(s);
           break;
         case StageRole::Constant: f.compute_root(); break;

@@ -1,13 +1,15 @@
-// The schedule of a fused group, applying the planner's per-Func decisions: members marked
-// inline are left to Halide's inlining, compute_at members (row statistics, MatMul accumulators)
-// are computed inside the row loop of the group's output, group outputs are computed at root,
-// vectorised along their innermost axis and parallel over their outer axes.
+// The host schedule of a fused group, applying the planner's per-Func decisions: members marked
+// inline are left to Halide's inlining; a MatMul whose epilogue ends at the group's output has
+// its accumulator computed per register tile of that output (matmul_schedule.h); row statistics
+// are computed inside the output's row loop (row_schedule.h); group outputs and root members are
+// computed at root, vectorised and parallel.
 #pragma once
 
 #include <vector>
 
 #include "fusion/ops/op_builder.h"
 #include "fusion/planner/plan.h"
+#include "schedules/host_params.h"
 
 namespace gaf {
 
@@ -16,11 +18,14 @@ struct MemberFuncs {
   std::vector<TensorFunc> outputs;         // the member's outputs (undefined where unused)
   std::vector<FuncDecision> decisions;     // one per output, from the plan
   std::vector<Stage> stages;               // intermediate stages of the member's algorithm
+  // A MatMul/Gemm whose output is [..., M, N] over an accumulator (n, row): the tile schedule
+  // applies. (1-D operands of MatMul squeeze an axis away and do not qualify.)
+  bool tiled_matmul = false;
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to
 // (null if none).
 void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const TensorFunc* anchor,
-                          const std::vector<MemberFuncs>& members);
+                          const std::vector<MemberFuncs>& members, const HostScheduleParams& params);
 
 }  // namespace gaf

@@ -1,0 +1,35 @@
+// The parameters of the host (CPU) schedules: one small set per group kind. Defaults come from
+// the target's vector width and register file; these sets are what a tuner searches. No Halide
+// here, so planners, tools and databases can include it cheaply.
+#pragma once
+
+#include <cstdint>
+
+namespace gaf {
+
+// MatMul + epilogue: each output tile of `vectors` SIMD vectors x `rows` rows is accumulated in
+// registers over the whole k loop, then the epilogue runs on it and it is stored once.
+struct MatMulParams {
+  int vectors = 3;     // SIMD vectors per tile row (tile width = vectors * lanes)
+  int rows = 8;        // output rows per tile
+  int k_unroll = 1;    // k iterations unrolled in the accumulator loop
+};
+
+// Row-wise groups (normalisations, softmax, elementwise chains): vectorised along the innermost
+// axis, rows grouped into parallel tasks of about `task_elems` elements.
+struct RowParams {
+  int64_t task_elems = 16384;
+};
+
+struct HostScheduleParams {
+  int lanes = 16;  // float32 lanes of one SIMD register
+  MatMulParams matmul;
+  RowParams rows;
+};
+
+// Defaults for a target with `lanes` float32 lanes and `vector_registers` SIMD registers: the
+// largest vectors x rows accumulator block that leaves registers for the B vectors and the A
+// broadcast (AVX-512: 3 x 8 of 32 registers; AVX2: 3 x 4 of 16).
+HostScheduleParams default_host_params(int lanes, int vector_registers);
+
+}  // namespace gaf

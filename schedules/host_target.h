@@ -1,0 +1,19 @@
+// The host target the JIT compiles for and the schedule defaults that follow from it. Includes
+// Halide.h: for schedule and generator files only.
+#pragma once
+
+#include <Halide.h>
+
+#include "schedules/host_params.h"
+
+namespace gaf {
+
+// The JIT target (host features, e.g. avx512_sapphirerapids here).
+const Halide::Target& host_target();
+// Float32 lanes and vector register count of a target (AVX-512: 16 and 32; AVX2: 8 and 16).
+int float_lanes(const Halide::Target& t);
+int vector_registers(const Halide::Target& t);
+// default_host_params for `t`.
+HostScheduleParams host_params_for(const Halide::Target& t);
+
+}  // namespace gaf

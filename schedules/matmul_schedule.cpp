@@ -1,0 +1,70 @@
+#include "schedules/matmul_schedule.h"
+
+#include <algorithm>
+
+namespace gaf {
+
+using namespace Halide;
+
+MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p) {
+  MatMulTile t;
+  t.lanes = p.lanes;
+  if (N < p.lanes) {
+    t.width = static_cast<int>(N);  // one narrow vector
+    t.lanes = t.width;
+  } else {
+    int max_v = static_cast<int>(std::min<int64_t>(p.matmul.vectors, N / p.lanes));
+    int v = max_v;
+    while (v > 1 && N % (v * p.lanes) != 0) --v;
+    if (N % (v * p.lanes) != 0) v = max_v;  // nothing divides: shift the last tile inwards
+    t.width = v * p.lanes;
+  }
+  t.rows = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(p.matmul.rows, M)));
+  return t;
+}
+
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p) {
+  std::vector<Var> a = out.func.args();
+  if (a.size() < 2 || acc.reduction.empty()) return false;
+  int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
+  MatMulTile t = choose_matmul_tile(M, N, p);
+
+  // Output tiles: ShiftInwards keeps every tile full-size (an edge tile overlaps its neighbour;
+  // the output is pure so recomputing it is harmless), which keeps the accumulator's extent
+  // constant so it can live in registers.
+  Func f = out.func;
+  Var no(f.name() + "_no"), mo(f.name() + "_mo"), ni(f.name() + "_ni"), mi(f.name() + "_mi");
+  f.compute_root();
+  f.tile(a[0], a[1], no, mo, ni, mi, t.width, t.rows, TailStrategy::ShiftInwards);
+  std::vector<VarOrRVar> order{ni, mi, mo, no};
+  for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
+  f.reorder(order);
+  f.vectorize(ni, t.lanes).unroll(ni).unroll(mi);
+  Var par = no;
+  for (size_t i = 2; i < a.size(); ++i) {
+    Var fused(f.name() + "_par" + std::to_string(i));
+    f.fuse(par, a[i], fused);
+    par = fused;
+  }
+  f.parallel(par);
+
+  // The accumulator block: init, then k outside the unrolled rows x vectors.
+  Func c = acc.func;
+  std::vector<Var> ca = c.args();
+  RVar k = acc.reduction[0];
+  c.compute_at(f, mo);
+  c.vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
+  Halide::Stage u = c.update();
+  std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
+  for (size_t i = 2; i < ca.size(); ++i) uorder.emplace_back(ca[i]);
+  u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
+  Expr K = k.extent();
+  const int64_t* kc = as_const_int(K);
+  if (p.matmul.k_unroll > 1 && kc && *kc % p.matmul.k_unroll == 0) {
+    RVar ko(k.name() + "_o"), ki(k.name() + "_i");
+    u.split(k, ko, ki, p.matmul.k_unroll).unroll(ki);
+  }
+  return true;
+}
+
+}  // namespace gaf

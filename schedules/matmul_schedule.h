@@ -1,0 +1,24 @@
+// The host MatMul schedule: register-blocked output tiles with the accumulator computed per tile,
+// so an epilogue defined on the output (bias, GELU, residual, scale) runs on the tile while it is
+// in registers and each output element is stored once.
+#pragma once
+
+#include "fusion/ops/op_builder.h"
+#include "schedules/host_params.h"
+
+namespace gaf {
+
+// The tile actually used for an output of `N` columns and `M` rows: at most p.vectors vectors
+// wide (preferring a width that divides N, so no column is computed twice) and p.rows tall.
+struct MatMulTile {
+  int width = 0, rows = 0, lanes = 0;  // width is a multiple of lanes unless N < lanes
+};
+MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p);
+
+// Schedules `out` (ONNX shape [..., M, N], computed at root) in tiles, the tile loops over N
+// outermost so one panel of B serves every row tile, the outer loops parallel; `acc` (the
+// MatMul's Accumulator stage, args (n, row)) is computed per tile with its k loop outside the
+// register block. Returns false, leaving both untouched, when `out` has rank < 2.
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p);
+
+}  // namespace gaf

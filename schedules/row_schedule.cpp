@@ -1,0 +1,90 @@
+#include "schedules/row_schedule.h"
+
+#include <algorithm>
+
+namespace gaf {
+
+using namespace Halide;
+
+Placement Placement::at(Func f, Var v) {
+  Placement p;
+  p.root = false;
+  p.func = f;
+  p.var = v;
+  return p;
+}
+
+void Placement::apply(Func f) const {
+  if (root) f.compute_root();
+  else f.compute_at(func, var);
+}
+
+namespace {
+
+// The widest of lanes, lanes/2, ..., 4 that fits in `extent` (0: too narrow to vectorise).
+int vector_width(int64_t extent, int lanes) {
+  for (int w = lanes; w >= 4; w /= 2)
+    if (extent >= w) return w;
+  return 0;
+}
+
+}  // namespace
+
+Placement schedule_rows(const TensorFunc& t, const HostScheduleParams& p) {
+  Func f = t.func;
+  std::vector<Var> a = f.args();
+  f.compute_root();
+  if (a.empty()) return Placement();
+  int64_t inner = t.shape.back(), numel = shape_numel(t.shape);
+  int w = vector_width(inner, p.lanes);
+  if (a.size() == 1) {
+    // One long axis: chunks of it are the parallel tasks.
+    if (numel >= 2 * p.rows.task_elems) {
+      Var o(f.name() + "_task"), i(f.name() + "_in");
+      f.split(a[0], o, i, static_cast<int>(p.rows.task_elems), TailStrategy::GuardWithIf).parallel(o);
+      if (w) f.vectorize(i, w, TailStrategy::GuardWithIf);
+    } else if (w) {
+      f.vectorize(a[0], w, TailStrategy::GuardWithIf);
+    }
+    return Placement();
+  }
+  if (w) f.vectorize(a[0], w, TailStrategy::GuardWithIf);
+  Var rows = a[1];
+  for (size_t i = 2; i < a.size(); ++i) {
+    Var fused(f.name() + "_rows" + std::to_string(i));
+    f.fuse(rows, a[i], fused);
+    rows = fused;
+  }
+  int64_t nrows = numel / std::max<int64_t>(inner, 1);
+  int64_t per_task = std::max<int64_t>(1, p.rows.task_elems / std::max<int64_t>(inner, 1));
+  if (nrows >= 2 * per_task) {
+    Var o(f.name() + "_task"), i(f.name() + "_row");
+    f.split(rows, o, i, static_cast<int>(per_task), TailStrategy::GuardWithIf).parallel(o);
+    return Placement::at(f, i);
+  }
+  if (numel >= p.rows.task_elems && nrows > 1) f.parallel(rows);
+  return Placement::at(f, rows);
+}
+
+void schedule_statistic(const Stage& s, const Placement& at, const HostScheduleParams& p) {
+  Func f = s.func;
+  at.apply(f);
+  if (s.reduction.size() != 1 || !f.has_update_definition()) return;
+  const int64_t* extent = as_const_int(s.reduction[0].extent());
+  if (!extent || *extent % p.lanes != 0 || *extent < 2 * p.lanes) return;
+  // Partial results per lane, then one horizontal reduction: the sum's association changes
+  // (within fp32 rounding of a sequential sum), the unfused baseline uses the same schedule.
+  RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
+  Var lane(f.name() + "_lane");
+  Func partial;
+  try {
+    partial = f.update().split(s.reduction[0], ro, ri, p.lanes).rfactor(ri, lane);
+  } catch (const CompileError&) {
+    return;  // not an associative update Halide recognises: keep the sequential one
+  }
+  at.apply(partial);
+  partial.vectorize(lane);
+  partial.update().vectorize(lane);
+}
+
+}  // namespace gaf

@@ -1,0 +1,30 @@
+// The host schedule of row-wise work (normalisations, softmax, elementwise chains, layout ops):
+// vectorised along the innermost axis, the outer axes fused into one row loop split into
+// parallel tasks; per-row statistics computed inside that loop with vectorised partial sums.
+#pragma once
+
+#include "fusion/ops/op_builder.h"
+#include "schedules/host_params.h"
+
+namespace gaf {
+
+// Where a Func is computed: at root, or inside a Func's loop over `var`. (Halide's LoopLevel
+// cannot be inspected before lowering, hence this small value type.)
+struct Placement {
+  bool root = true;
+  Halide::Func func;
+  Halide::Var var;
+  static Placement at(Halide::Func f, Halide::Var v);
+  void apply(Halide::Func f) const;  // compute_root or compute_at
+};
+
+// Computes `t` at root, vectorised and parallel as above. Returns its row loop (one iteration
+// per innermost-axis row) for compute_at, or root when `t` has no rows (rank < 2).
+Placement schedule_rows(const TensorFunc& t, const HostScheduleParams& p);
+
+// A Statistic stage (a reduction whose update runs over `s.reduction`) computed at `at`. A
+// reduction over one axis whose extent is a multiple of the vector width is split into
+// vectorised partial results (rfactor) before the final horizontal step.
+void schedule_statistic(const Stage& s, const Placement& at, const HostScheduleParams& p);
+
+}  // namespace gaf
