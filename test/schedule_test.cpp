@@ -1,0 +1,165 @@
+// The host schedules compute the same function as the reference: each group kind at odd sizes
+// (not multiples of the register tile or the vector width, and smaller than one tile), run
+// fused and unfused (every op alone, production schedules) and compared with the reference
+// executor (every op its own compute_root pipeline) on random inputs.
+// Tolerance: |got - ref| <= 1e-5 * |ref| + 1e-5 * sqrt(K) for MatMuls (fp32 sums of K terms in
+// another order), 1e-5 relative + 1e-6 absolute otherwise.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "fusion/frontend/passes.h"
+#include "fusion/ir/builder.h"
+#include "fusion/planner/planner.h"
+#include "generators/fused_executor.h"
+#include "schedules/host_params.h"
+#include "tensor_compare.h"
+
+using namespace gaf;
+
+namespace {
+
+Tensor random(Shape s, uint32_t seed, float scale = 1.0f) {
+  Tensor t(DType::Float32, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+Graph prepared(Graph g) {
+  static ReferenceExecutor folder;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
+  prepare_graph(g, {}, eval);
+  return g;
+}
+
+// Runs `g` through the reference, the fused plan and the unfused plan; expects every output
+// equal within `tol`, and at least `min_fused_groups` groups of more than one node.
+void expect_schedules_match(Graph g, const TensorMap& inputs, gaf::testing::Tolerance tol,
+                            size_t min_fused_groups = 0) {
+  g = prepared(std::move(g));
+  ReferenceExecutor ref;
+  TensorMap want = ref.run(g, inputs);
+  Graph fused_graph = g;
+  FusionPlan fused_plan = plan_fusion_rewriting(fused_graph, {}, RuleRegistry::builtin());
+  size_t multi = 0;
+  for (const FusionGroup& grp : fused_plan.groups) multi += grp.nodes.size() > 1;
+  EXPECT_GE(multi, min_fused_groups) << "the case should exercise a fused group";
+  PlannerOptions off;
+  off.enabled = false;
+  FusionPlan unfused_plan = plan_fusion(g, off);
+  FusedExecutor fused(fused_graph, fused_plan), unfused(g, unfused_plan);
+  TensorMap got_fused = fused.run(inputs), got_unfused = unfused.run(inputs);
+  for (const auto& [name, t] : want) {
+    EXPECT_EQ(gaf::testing::compare_tensors(got_fused.at(name), t, tol), "") << "fused, output " << name;
+    EXPECT_EQ(gaf::testing::compare_tensors(got_unfused.at(name), t, tol), "") << "unfused, output " << name;
+  }
+}
+
+gaf::testing::Tolerance matmul_tol(int64_t K) { return {1e-5, 1e-5 * std::sqrt(static_cast<double>(K))}; }
+
+// x[B, M, K] @ W[K, N] + b, then GELU (erf, decomposed as PyTorch exports it) + residual r.
+struct MatMulCase {
+  int64_t B, M, K, N;
+};
+
+class MatMulEpilogue : public ::testing::TestWithParam<MatMulCase> {};
+
+TEST_P(MatMulEpilogue, BiasGeluResidualMatchReference) {
+  MatMulCase c = GetParam();
+  GraphBuilder b("mm");
+  auto x = b.input("x", DType::Float32, {c.B, c.M, c.K});
+  auto r = b.input("r", DType::Float32, {c.B, c.M, c.N});
+  auto y = b.add(b.matmul(x, b.weight("w", random({c.K, c.N}, 1))), b.weight("b", random({c.N}, 2)));
+  auto g = b.mul(b.mul(y, b.add(b.erf(b.div(y, b.scalar(1.4142135f))), b.scalar(1.0f))), b.scalar(0.5f));
+  b.output(b.add(g, r), "out");
+  b.output(y, "pre");  // a second reader of the MatMul: its tiles then stay at root
+  expect_schedules_match(b.finish(), {{"x", random({c.B, c.M, c.K}, 3)}, {"r", random({c.B, c.M, c.N}, 4)}},
+                         matmul_tol(c.K), 1);
+}
+
+TEST_P(MatMulEpilogue, SingleOutputEpilogueMatchesReference) {
+  MatMulCase c = GetParam();
+  GraphBuilder b("mm1");
+  auto x = b.input("x", DType::Float32, {c.B, c.M, c.K});
+  auto y = b.add(b.matmul(x, b.weight("w", random({c.K, c.N}, 5))), b.weight("b", random({c.N}, 6)));
+  b.output(b.relu(y), "out");
+  expect_schedules_match(b.finish(), {{"x", random({c.B, c.M, c.K}, 7)}}, matmul_tol(c.K), 1);
+}
+
+// Sizes around the AVX-512 tile (3 vectors of 16 x 8 rows): smaller than a tile, not a multiple
+// of it, a single row or column, and a divisor-friendly BERT-like shape.
+INSTANTIATE_TEST_SUITE_P(OddSizes, MatMulEpilogue,
+                         ::testing::Values(MatMulCase{1, 1, 1, 1}, MatMulCase{1, 3, 7, 5},
+                                           MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47},
+                                           MatMulCase{1, 37, 19, 100}, MatMulCase{3, 5, 64, 49},
+                                           MatMulCase{1, 20, 96, 96}),
+                         [](const auto& info) {
+                           const MatMulCase& c = info.param;
+                           return "B" + std::to_string(c.B) + "M" + std::to_string(c.M) + "K" +
+                                  std::to_string(c.K) + "N" + std::to_string(c.N);
+                         });
+
+TEST(BatchedMatMul, AttentionScoresScaleMaskAtOddSizes) {
+  // Q[1, H, S, D] @ K^T[1, H, D, S] / sqrt(D) + mask, as BERT's attention, with S and D odd.
+  for (int64_t S : {3, 19, 45})
+    for (int64_t D : {5, 24}) {
+      GraphBuilder b("att");
+      auto q = b.input("q", DType::Float32, {1, 3, S, D});
+      auto k = b.input("k", DType::Float32, {1, 3, D, S});
+      auto m = b.input("m", DType::Float32, {1, 1, 1, S});
+      b.output(b.add(b.div(b.matmul(q, k), b.scalar(std::sqrt(static_cast<float>(D)))), m), "scores");
+      expect_schedules_match(b.finish(),
+                             {{"q", random({1, 3, S, D}, 8)}, {"k", random({1, 3, D, S}, 9)},
+                              {"m", random({1, 1, 1, S}, 10)}},
+                             matmul_tol(D), 1);
+    }
+}
+
+TEST(GemmTiles, TransposedOperandsAndBroadcastC) {
+  GraphBuilder b("gemm");
+  auto a = b.input("a", DType::Float32, {21, 11});
+  Attributes at;
+  at.set("transA", int64_t{1});
+  at.set("transB", int64_t{1});
+  at.set("alpha", 0.5f);
+  auto y = b.op1("Gemm", {a, b.weight("bw", random({35, 21}, 11)), b.weight("c", random({35}, 12))}, at);
+  b.output(b.relu(y), "out");
+  expect_schedules_match(b.finish(), {{"a", random({21, 11}, 13)}}, matmul_tol(21), 1);
+}
+
+TEST(RowSchedules, LayerNormSoftmaxAndChainsAtOddSizes) {
+  for (Shape s : {Shape{1, 1, 1}, Shape{2, 7, 5}, Shape{3, 17, 33}, Shape{1, 130, 64}, Shape{4, 9, 48}}) {
+    GraphBuilder b("rows");
+    auto x = b.input("x", DType::Float32, {s[0], s[1], s[2]});
+    auto mean = b.reduce_mean(x, {-1});
+    auto d = b.sub(x, mean);
+    auto var = b.reduce_mean(b.pow(d, b.scalar(2.0f)), {-1});
+    auto ln = b.div(d, b.sqrt(b.add(var, b.scalar(1e-5f))));
+    b.output(b.add(b.mul(ln, b.weight("g", random({s[2]}, 14))), b.weight("be", random({s[2]}, 15))), "ln");
+    b.output(b.softmax(b.mul(x, b.scalar(3.0f))), "sm");
+    b.output(b.tanh(b.add(b.mul(x, x), b.scalar(0.5f))), "chain");
+    expect_schedules_match(b.finish(), {{"x", random(s, 16, 2.0f)}}, {1e-5, 1e-6}, 2);
+  }
+}
+
+TEST(RowSchedules, LongFlatElementwiseSplitsIntoTasks) {
+  // One axis of 100003 elements: split into parallel chunks with a ragged last one.
+  GraphBuilder b("flat");
+  auto x = b.input("x", DType::Float32, {100003});
+  b.output(b.relu(b.sub(b.mul(x, b.scalar(2.0f)), b.scalar(0.25f))), "y");
+  expect_schedules_match(b.finish(), {{"x", random({100003}, 17)}}, {1e-6, 0}, 1);
+}
+
+TEST(HostParams, DefaultsFitTheRegisterFile) {
+  HostScheduleParams avx512 = default_host_params(16, 32), avx2 = default_host_params(8, 16);
+  EXPECT_LE(avx512.matmul.vectors * avx512.matmul.rows + avx512.matmul.vectors + 1, 32);
+  EXPECT_LE(avx2.matmul.vectors * avx2.matmul.rows + avx2.matmul.vectors + 1, 16);
+  EXPECT_EQ(avx512.lanes, 16);
+  EXPECT_EQ(avx2.lanes, 8);
+}
+
+}  // namespace
