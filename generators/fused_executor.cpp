@@ -36,7 +36,7 @@ TensorMap FusedExecutor::run(const TensorMap& inputs) {
     std::vector<const Tensor*> ins;
     for (const std::string& in : grp.inputs) ins.push_back(store.get(in));
     std::vector<Tensor> outs;
-    for (const TensorDesc& d : k.output_descs()) outs.emplace_back(d.dtype, d.shape);
+    for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
     auto t0 = std::chrono::steady_clock::now();
     k.run(ins, outs);
     if (profile_)

@@ -1,5 +1,7 @@
 #include "generators/group_kernel.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "fusion/ops/op_builder.h"
@@ -40,6 +42,10 @@ class JitGroupKernel : public GroupKernel {
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
     apply_fused_schedule(outputs, anchor, members, host_params_for(host_target()));
     pipeline_ = Pipeline(funcs);
+    if (std::getenv("GAF_PRINT_LOOP_NEST")) {  // schedule debugging: the loop nest Halide lowers
+      std::fprintf(stderr, "loop nest of group g%d (%s):\n", grp.id, grp.signature.c_str());
+      pipeline_.print_loop_nest();
+    }
     pipeline_.compile_jit(host_target());
   }
 

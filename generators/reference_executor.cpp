@@ -89,7 +89,7 @@ std::vector<Tensor> ReferenceExecutor::run_node(const Node& node,
     if (schema.is_value_input(static_cast<int>(i))) values[i] = inputs[i];
   NodeKernel& k = kernel_for(schema, node, types, values);
   std::vector<Tensor> outs;
-  for (const TensorDesc& d : k.output_descs()) outs.emplace_back(d.dtype, d.shape);
+  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
   std::vector<const Tensor*> data(inputs.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!schema.is_shape_only_input(static_cast<int>(i))) data[i] = inputs[i];

@@ -38,7 +38,13 @@ std::string shape_str(const Shape& s) {
   return os.str();
 }
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(DType dtype, Shape shape) : Tensor(dtype, std::move(shape), NoFill{}) {
+  std::memset(storage_.get(), 0, nbytes());
+}
+
+Tensor Tensor::uninitialized(DType dtype, Shape shape) { return Tensor(dtype, std::move(shape), NoFill{}); }
+
+Tensor::Tensor(DType dtype, Shape shape, NoFill) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_)
     if (d < 0) throw GafError("tensor shape " + shape_str(shape_) + " has a negative extent");
   size_t bytes = nbytes();
@@ -46,7 +52,6 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   if (padded == 0) padded = 64;
   void* p = std::aligned_alloc(64, padded);
   if (!p) throw GafError("out of memory allocating " + std::to_string(padded) + " bytes");
-  std::memset(p, 0, padded);
   storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
 }
 

@@ -34,6 +34,9 @@ class Tensor {
   Tensor() = default;
   // Zero-initialised, 64-byte aligned storage.
   Tensor(DType dtype, Shape shape);
+  // The same without the zero fill, for buffers a kernel writes whole (kernel outputs): the
+  // fill would be a full extra pass over memory per output.
+  static Tensor uninitialized(DType dtype, Shape shape);
 
   template <typename T>
   static Tensor from_values(DType dtype, Shape shape, const std::vector<T>& values);
@@ -65,6 +68,8 @@ class Tensor {
   DType dtype_ = DType::Float32;
   Shape shape_;
   std::shared_ptr<uint8_t> storage_;
+  struct NoFill {};
+  Tensor(DType dtype, Shape shape, NoFill);
 };
 
 template <typename T>

@@ -60,9 +60,11 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
   Expr K = k.extent();
   const int64_t* kc = as_const_int(K);
-  if (p.matmul.k_unroll > 1 && kc && *kc % p.matmul.k_unroll == 0) {
+  int ku = p.matmul.k_unroll;
+  if (ku == 0) ku = kc && *kc >= 2048 ? 4 : 1;
+  if (ku > 1 && kc && *kc % ku == 0) {
     RVar ko(k.name() + "_o"), ki(k.name() + "_i");
-    u.split(k, ko, ki, p.matmul.k_unroll).unroll(ki);
+    u.split(k, ko, ki, ku).unroll(ki);
   }
   return true;
 }
