@@ -1,22 +1,30 @@
 #include "generators/fused_executor.h"
 
 #include "generators/value_store.h"
+#include "schedules/host_target.h"
 
 #include <chrono>
 #include <set>
 
 namespace gaf {
 
-FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan) : g_(g), plan_(plan) {
+FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules)
+    : g_(g), plan_(plan) {
   auto t0 = std::chrono::steady_clock::now();
+  const HostScheduleParams defaults = host_params_for(host_target());
+  const std::string machine = schedules ? host_machine_key() : "";
   for (const FusionGroup& grp : plan.groups) {
+    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
+    tuned_.push_back(tuned != nullptr);
+    stats_.tuned_groups += tuned != nullptr;
     auto it = by_signature_.find(grp.signature);
     if (it != by_signature_.end()) {
       ++stats_.kernel_cache_hits;
       kernels_.push_back(it->second);
       continue;
     }
-    std::shared_ptr<GroupKernel> k = compile_group_kernel(g, grp);
+    std::shared_ptr<GroupKernel> k =
+        compile_group_kernel(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults);
     ++stats_.kernels_compiled;
     by_signature_[grp.signature] = k;
     kernels_.push_back(k);

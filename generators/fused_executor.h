@@ -10,18 +10,23 @@
 #include "fusion/planner/plan.h"
 #include "generators/group_kernel.h"
 #include "generators/reference_executor.h"
+#include "schedules/schedule_db.h"
 
 namespace gaf {
 
 class FusedExecutor {
  public:
-  // Compiles every distinct group signature now (compile time is in stats()).
-  FusedExecutor(const Graph& g, const FusionPlan& plan);
+  // Compiles every distinct group signature now (compile time is in stats()). With `schedules`,
+  // a group whose signature it holds for this machine uses the tuned parameters (stats()
+  // counts them, tuned() tells which), the others the target's defaults.
+  explicit FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules = nullptr);
   TensorMap run(const TensorMap& inputs);
   const ExecStats& stats() const { return stats_; }
   // Time per group of the last run (milliseconds), when profiling is on.
   void set_profiling(bool on) { profile_ = on; }
   const std::vector<double>& group_ms() const { return group_ms_; }
+  // Per group: whether its kernel uses tuned parameters.
+  const std::vector<bool>& tuned() const { return tuned_; }
 
  private:
   const Graph& g_;
@@ -31,6 +36,7 @@ class FusedExecutor {
   ExecStats stats_;
   bool profile_ = false;
   std::vector<double> group_ms_;
+  std::vector<bool> tuned_;
 };
 
 }  // namespace gaf

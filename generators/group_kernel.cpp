@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
+#include <thread>
 
 #include "fusion/ops/op_builder.h"
 #include "generators/custom_algorithm.h"
@@ -18,7 +20,9 @@ namespace {
 
 class JitGroupKernel : public GroupKernel {
  public:
-  JitGroupKernel(const Graph& g, const FusionGroup& grp) : id_(grp.id) {
+  JitGroupKernel(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
+                 ScheduleSource source)
+      : id_(grp.id) {
     params_.resize(grp.inputs.size());
     std::vector<MemberFuncs> members;  // stays empty for a generate step: its Funcs are its own
     std::vector<TensorFunc> outputs;
@@ -40,8 +44,9 @@ class JitGroupKernel : public GroupKernel {
     }
     if (funcs.empty()) return;
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
-    apply_fused_schedule(outputs, anchor, members, host_params_for(host_target()));
+    if (source == ScheduleSource::Host) apply_fused_schedule(outputs, anchor, members, params);
     pipeline_ = Pipeline(funcs);
+    if (source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs);
     if (std::getenv("GAF_PRINT_LOOP_NEST")) {  // schedule debugging: the loop nest Halide lowers
       std::fprintf(stderr, "loop nest of group g%d (%s):\n", grp.id, grp.signature.c_str());
       pipeline_.print_loop_nest();
@@ -50,6 +55,27 @@ class JitGroupKernel : public GroupKernel {
   }
 
   const std::vector<TensorDesc>& output_descs() const override { return outs_; }
+
+  // Halide's Mullapudi2016 autoscheduler on this group, given the shapes as estimates.
+  void autoschedule_mullapudi(const std::vector<TensorFunc>& outputs) {
+    static const bool loaded = [] {
+      const char* installed = "/usr/lib/x86_64-linux-gnu/halide14/libautoschedule_mullapudi2016.so";
+      load_plugin(std::ifstream(installed).good() ? installed : "autoschedule_mullapudi2016");
+      return true;
+    }();
+    (void)loaded;
+    auto region = [](const Shape& s) {
+      Region r;
+      for (auto it = s.rbegin(); it != s.rend(); ++it) r.emplace_back(0, static_cast<int>(*it));
+      return r;
+    };
+    for (size_t k = 0; k < params_.size(); ++k)
+      if (params_[k].defined()) params_[k].set_estimates(region(input_shapes_[k]));
+    for (const TensorFunc& t : outputs)
+      if (shape_numel(t.shape) > 0) Func(t.func).set_estimates(region(t.shape));
+    int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    pipeline_.auto_schedule("Mullapudi2016", host_target(), MachineParams(cores, 32 << 20, 40));
+  }
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) override {
     realize_into(pipeline_, params_, inputs, computed_, outputs, "fused kernel g" + std::to_string(id_));
@@ -60,6 +86,10 @@ class JitGroupKernel : public GroupKernel {
   // Group input k as a Func reading its ImageParam (created on first use).
   TensorFunc input(const Graph& g, const FusionGroup& grp, int k) {
     const Value& v = g.value(grp.inputs[k]);
+    if (!params_[k].defined()) {
+      input_shapes_.resize(params_.size());
+      input_shapes_[k] = v.type.shape();
+    }
     if (!params_[k].defined())
       params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()),
                               "g" + std::to_string(grp.id) + "_in" + std::to_string(k));
@@ -128,15 +158,17 @@ class JitGroupKernel : public GroupKernel {
   std::vector<std::unique_ptr<std::vector<TensorDesc>>> descs_;
   std::vector<TensorDesc> outs_;
   std::vector<ImageParam> params_;
+  std::vector<Shape> input_shapes_;
   std::vector<int> computed_;
   Pipeline pipeline_;
 };
 
 }  // namespace
 
-std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp) {
+std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
+                                                  const HostScheduleParams& params, ScheduleSource source) {
   try {
-    return std::make_unique<JitGroupKernel>(g, grp);
+    return std::make_unique<JitGroupKernel>(g, grp, params, source);
   } catch (const Halide::CompileError& e) {
     throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
                    "): Halide compile error: " + std::string(e.what()));

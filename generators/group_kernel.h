@@ -9,6 +9,7 @@
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
 #include "fusion/ops/registry.h"
+#include "schedules/host_params.h"
 
 namespace gaf {
 
@@ -21,7 +22,13 @@ class GroupKernel {
   virtual const std::vector<TensorDesc>& output_descs() const = 0;
 };
 
+// Who schedules the group: graph-autofusion's host schedules with the given parameters, or
+// Halide's Mullapudi2016 autoscheduler (for comparison in gaf-tune; needs its plugin).
+enum class ScheduleSource { Host, Mullapudi2016 };
+
 // `g` must be static and typed; value inputs of members must be constants.
-std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp);
+std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
+                                                  const HostScheduleParams& params,
+                                                  ScheduleSource source = ScheduleSource::Host);
 
 }  // namespace gaf

@@ -24,6 +24,7 @@ struct ExecStats {
   int kernel_cache_hits = 0;
   double compile_seconds = 0;
   size_t peak_bytes = 0;  // peak bytes of live intermediates + outputs (weights excluded)
+  int tuned_groups = 0;   // groups compiled with parameters from a schedule database
 };
 
 // Checks `inputs` against the graph's declared inputs (names, dtypes, ranks, static extents, and

@@ -1,6 +1,8 @@
 #include "schedules/host_target.h"
 
 #include <algorithm>
+#include <fstream>
+#include <thread>
 
 namespace gaf {
 
@@ -24,6 +26,17 @@ int float_lanes(const Halide::Target& t) { return std::max(1, t.natural_vector_s
 
 int vector_registers(const Halide::Target& t) {
   return t.has_feature(Halide::Target::AVX512) ? 32 : 16;
+}
+
+std::string host_machine_key() {
+  std::string model = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return host_target().to_string() + "|" + model + "|" + std::to_string(std::thread::hardware_concurrency()) + " cores";
 }
 
 HostScheduleParams host_params_for(const Halide::Target& t) {

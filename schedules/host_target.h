@@ -15,5 +15,9 @@ int float_lanes(const Halide::Target& t);
 int vector_registers(const Halide::Target& t);
 // default_host_params for `t`.
 HostScheduleParams host_params_for(const Halide::Target& t);
+// The machine a tuned schedule was measured on: the host target's features, the CPU model and
+// the core count ("x86-64-linux-avx512...|AMD EPYC|2 cores"). Tuned entries for another key
+// are not used.
+std::string host_machine_key();
 
 }  // namespace gaf

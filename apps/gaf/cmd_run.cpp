@@ -27,6 +27,7 @@ struct RunArgs {
   bool compare = false;
   bool reference = false;
   bool profile = false;
+  std::string schedules;  // tuned-schedule database (gaf-tune)
 };
 
 std::string checksum(const Tensor& t) {
@@ -71,6 +72,8 @@ TensorMap read_inputs(const std::vector<std::string>& specs) {
 }
 
 int run(const RunArgs& a) {
+  std::unique_ptr<ScheduleDb> db;  // read first: a bad file fails before the model is loaded
+  if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
   TensorMap inputs = read_inputs(a.inputs);
   if (!a.output_dir.empty() && !std::filesystem::is_directory(a.output_dir))
     throw GafError("--output-dir '" + a.output_dir + "' is not a directory");
@@ -107,10 +110,13 @@ int run(const RunArgs& a) {
     FusionPlan plan = plan_fusion_rewriting(fused_graph, opts, rules);
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
-    FusedExecutor fused(fused_graph, plan);
+    FusedExecutor fused(fused_graph, plan, db.get());
     std::printf("compile: %zu groups -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
                 plan.groups.size(), fused.stats().kernels_compiled, fused.stats().kernel_cache_hits,
                 fused.stats().compile_seconds, plan_s);
+    if (db)
+      std::printf("schedules: %d of %zu groups use tuned parameters from %s, the others the defaults\n",
+                  fused.stats().tuned_groups, plan.groups.size(), a.schedules.c_str());
     outs = fused.run(inputs);  // warm-up
     const char* what = opts.enabled ? "fused" : "unfused";
     double ms = median_ms(a.repeat, outs, [&] { return fused.run(inputs); });
@@ -121,14 +127,15 @@ int run(const RunArgs& a) {
       fused.run(inputs);
       std::printf("profile (one run): group, kind, label, ms, predicted bytes saved\n");
       for (const FusionGroup& grp : plan.groups)
-        std::printf("  g%-4d %-17s %-16s %9.3f ms %10.2f MB\n", grp.id, fusion_kind_name(grp.kind),
-                    group_label(fused_graph, grp).c_str(), fused.group_ms()[grp.id], grp.bytes_saved() / 1e6);
+        std::printf("  g%-4d %-17s %-16s %9.3f ms %10.2f MB%s\n", grp.id, fusion_kind_name(grp.kind),
+                    group_label(fused_graph, grp).c_str(), fused.group_ms()[grp.id], grp.bytes_saved() / 1e6,
+                    fused.tuned()[grp.id] ? "  (tuned)" : "");
     }
     if (a.compare && opts.enabled) {
       PlannerOptions off = opts;
       off.enabled = false;
       FusionPlan single = plan_fusion(g, off, rules);
-      FusedExecutor unfused(g, single);
+      FusedExecutor unfused(g, single, db.get());
       TensorMap base = unfused.run(inputs);
       double ums = median_ms(a.repeat, base, [&] { return unfused.run(inputs); });
       std::printf("forward (unfused baseline, every op its own kernel): median %.2f ms -> fused is %.2fx\n",
@@ -166,6 +173,7 @@ Action add_run_command(CLI::App& app) {
   c->add_option("--seed", a->seed, "seed of generated inputs")->capture_default_str();
   c->add_flag("--compare", a->compare, "also run the unfused baseline and print the speed-up");
   c->add_flag("--profile", a->profile, "print the time of each group (one extra run)");
+  c->add_option("--schedules", a->schedules, "tuned-schedule database written by gaf-tune (JSON)");
   c->add_flag("--reference", a->reference, "run the unfused reference executor (one compute_root pipeline per op)");
   return [a] { return run(*a); };
 }

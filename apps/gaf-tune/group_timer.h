@@ -1,0 +1,39 @@
+// One fused group measured in isolation: fixed inputs (the graph's constants where the group
+// reads weights, seeded random values otherwise), a kernel compiled with given parameters (or by
+// Halide's Mullapudi2016 autoscheduler), checked against the default schedule's outputs and
+// timed as the median of repeats after a warm-up run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fusion/ir/graph.h"
+#include "fusion/planner/plan.h"
+#include "generators/group_kernel.h"
+
+namespace gaf::tune {
+
+struct Measurement {
+  bool ok = false;        // compiled, ran and matched the default outputs
+  double ms = 0;          // median over the timed runs
+  std::string problem;    // why not ok: compile error or the first mismatching element
+};
+
+class GroupTimer {
+ public:
+  GroupTimer(const Graph& g, const FusionGroup& grp, uint32_t seed, int repeat);
+  // The default-parameter kernel: its outputs become the expected outputs of every candidate.
+  Measurement measure_default(const HostScheduleParams& defaults);
+  Measurement measure(const HostScheduleParams& params, ScheduleSource source = ScheduleSource::Host);
+
+ private:
+  Measurement run(GroupKernel& k, bool check);
+
+  const Graph& g_;
+  const FusionGroup& grp_;
+  int repeat_;
+  std::vector<Tensor> inputs_;
+  std::vector<Tensor> expected_;
+};
+
+}  // namespace gaf::tune

@@ -1,0 +1,122 @@
+// gaf-tune: searches each distinct fused group's host schedule parameters, measures candidates,
+// keeps the best in a schedule database that gaf run and the AOT build read. Exit codes as gaf:
+// 0 ok, 1 user error (one line naming what is wrong), 2 internal error. Ctrl-C stops after the
+// candidate being measured and keeps everything found so far.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <regex>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/gaf-tune/tuner.h"
+#include "apps/gaf/commands.h"
+#include "schedules/host_target.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_interrupt(int) { g_stop = true; }
+
+// "10m", "90s", "1h", "45" (seconds).
+double parse_budget(const std::string& s) {
+  std::smatch m;
+  if (!std::regex_match(s, m, std::regex(R"(\s*([0-9]+(?:\.[0-9]+)?)\s*([smh]?)\s*)")))
+    throw gaf::GafError("--budget '" + s + "': expected a duration such as 90s, 10m or 1h");
+  double v = std::stod(m[1]);
+  return m[2] == "h" ? v * 3600 : m[2] == "m" ? v * 60 : v;
+}
+
+void print_table(const std::vector<gaf::tune::GroupResult>& results) {
+  std::printf("\n%-28s %6s %11s %11s %8s %14s %7s %8s  %s\n", "group", "count", "default ms", "tuned ms",
+              "speedup", "Mullapudi ms", "trials", "rejected", "parameters");
+  double before = 0, after = 0;
+  for (const auto& r : results) {
+    char mul[32] = "n/a";
+    if (r.mullapudi_ms >= 0) std::snprintf(mul, sizeof mul, "%.3f", r.mullapudi_ms);
+    std::printf("%-28s %6d %11.3f %11.3f %7.2fx %14s %7d %8d  %s%s\n", r.label.substr(0, 28).c_str(), r.groups,
+                r.default_ms, r.best_ms, r.default_ms / std::max(r.best_ms, 1e-9), mul, r.trials, r.rejected,
+                r.best.c_str(), r.resumed ? " (from the database)" : "");
+    if (r.mullapudi_ms < 0 && !r.mullapudi_note.empty())
+      std::printf("%-28s   Mullapudi2016: %s\n", "", r.mullapudi_note.substr(0, 100).c_str());
+    before += r.default_ms * r.groups;
+    after += r.best_ms * r.groups;
+  }
+  std::printf("sum over the plan's groups: default %.2f ms, tuned %.2f ms (%.2fx)\n", before, after,
+              before / std::max(after, 1e-9));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gaf-tune: tune the host schedule parameters of a model's fused groups"};
+  gaf::cli::ModelArgs model;
+  gaf::cli::FusionArgs fusion;
+  model.add_to(&app);
+  fusion.add_to(&app);
+  std::string target = "host", db_path, budget = "10m";
+  gaf::tune::TuneOptions opts;
+  bool no_mullapudi = false;
+  app.add_option("--target", target, "host (npu-tile: not available in this build)")->capture_default_str();
+  app.add_option("--db", db_path, "schedule database (JSON): created, or continued")->required();
+  app.add_option("--budget", budget, "time budget for the whole run: 90s, 10m, 1h")->capture_default_str();
+  app.add_option("--trials", opts.trials, "candidates per group at most")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--group", opts.only_signature, "tune only the group with this signature");
+  app.add_option("--seed", opts.seed, "random seed of the search and the inputs")->capture_default_str();
+  app.add_option("--repeat", opts.repeat, "timed runs per candidate (median)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_flag("--no-mullapudi", no_mullapudi, "skip the Mullapudi2016 autoscheduler comparison");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  try {
+    if (target != "host")
+      throw gaf::GafError("--target '" + target + "': only 'host' is available in this build");
+    opts.budget_s = parse_budget(budget);
+    opts.mullapudi = !no_mullapudi;
+    gaf::ScheduleDb db = gaf::ScheduleDb::load(db_path, /*missing_ok=*/true);
+
+    gaf::ReferenceExecutor folder;
+    gaf::LoadedModel m = gaf::load_model(model.model, model.resolved(), folder);
+    gaf::PlannerOptions po = fusion.resolved(gaf::RuleRegistry::builtin());
+    gaf::FusionPlan plan = gaf::plan_fusion_rewriting(m.graph, po, gaf::RuleRegistry::builtin());
+    if (!opts.only_signature.empty()) {
+      bool found = false;
+      for (const auto& grp : plan.groups) found = found || grp.signature == opts.only_signature;
+      if (!found) throw gaf::GafError("--group: no group of " + model.model + " has that signature");
+    }
+    std::printf("gaf-tune: %s, %zu groups, target host (%s), budget %.0f s, db %s (%zu entries)\n",
+                m.description.c_str(), plan.groups.size(), gaf::host_target().to_string().c_str(),
+                opts.budget_s, db_path.c_str(), db.entries().size());
+    std::fflush(stdout);
+
+    std::signal(SIGINT, on_interrupt);
+    const bool tty = isatty(fileno(stderr));
+    size_t last_group = SIZE_MAX;
+    auto progress = [&](size_t gi, size_t n, const std::string& label, int trial, int trials, double speedup) {
+      if (tty) {
+        std::fprintf(stderr, "\r[group %zu/%zu] %-24.24s trial %3d/%-3d best %.2fx   ", gi + 1, n, label.c_str(),
+                     trial, trials, speedup);
+      } else if (gi != last_group) {
+        std::fprintf(stderr, "gaf-tune: group %zu/%zu %s\n", gi + 1, n, label.c_str());
+      }
+      last_group = gi;
+    };
+    auto results = gaf::tune::tune_plan(m.graph, plan, db, db_path, opts, g_stop, progress);
+    if (tty) std::fprintf(stderr, "\n");
+    print_table(results);
+    if (g_stop) std::printf("interrupted: what was found so far is in %s\n", db_path.c_str());
+    else std::printf("saved %s (%zu entries)\n", db_path.c_str(), db.entries().size());
+    return 0;
+  } catch (const gaf::GafError& e) {
+    std::cerr << "gaf-tune: error: " << e.what() << std::endl;
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "gaf-tune: internal error: " << e.what() << std::endl;
+    return 2;
+  }
+}

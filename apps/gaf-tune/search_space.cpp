@@ -1,0 +1,102 @@
+#include "apps/gaf-tune/search_space.h"
+
+#include <algorithm>
+
+#include "schedules/schedule_db.h"
+
+namespace gaf::tune {
+
+std::string Candidate::str() const {
+  return "vectors=" + std::to_string(matmul.vectors) + " rows=" + std::to_string(matmul.rows) +
+         " k_unroll=" + std::to_string(matmul.k_unroll) + " task_elems=" + std::to_string(rows.task_elems);
+}
+
+SearchSpace::SearchSpace(bool matmul, int vector_registers) : matmul_(matmul), registers_(vector_registers) {
+  task_elems_ = {2048, 4096, 8192, 16384, 32768, 65536, 131072};
+  if (matmul_) {
+    vectors_ = {1, 2, 3, 4, 5, 6};
+    for (int r = 1; r <= 16; ++r) rows_.push_back(r);
+    k_unroll_ = {1, 2, 4, 8};
+  } else {
+    MatMulParams d;  // unused by row-only groups: fixed at the defaults
+    vectors_ = {d.vectors};
+    rows_ = {d.rows};
+    k_unroll_ = {d.k_unroll};
+  }
+}
+
+bool SearchSpace::legal(const Candidate& c) const {
+  if (!matmul_) return legal_host_params(MatMulParams{}, c.rows, 1 << 30);
+  return legal_host_params(c.matmul, c.rows, registers_);
+}
+
+Candidate SearchSpace::random(std::mt19937& rng) const {
+  auto pick = [&](const auto& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
+  for (;;) {
+    Candidate c;
+    c.matmul.vectors = pick(vectors_);
+    c.matmul.rows = pick(rows_);
+    c.matmul.k_unroll = pick(k_unroll_);
+    c.rows.task_elems = pick(task_elems_);
+    if (legal(c)) return c;
+  }
+}
+
+namespace {
+
+// The values one step below and above `x` in `v` (v sorted).
+template <typename T>
+std::vector<T> steps(const std::vector<T>& v, T x) {
+  std::vector<T> out;
+  auto it = std::find(v.begin(), v.end(), x);
+  if (it == v.end()) return v;  // off the grid (e.g. a default of 0): any grid value is a step
+  if (it != v.begin()) out.push_back(*(it - 1));
+  if (it + 1 != v.end()) out.push_back(*(it + 1));
+  return out;
+}
+
+}  // namespace
+
+std::vector<Candidate> SearchSpace::neighbours(const Candidate& c) const {
+  std::vector<Candidate> out;
+  auto add = [&](Candidate n) {
+    if (legal(n) && !(n == c) && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  for (int v : steps(vectors_, c.matmul.vectors)) {
+    Candidate n = c;
+    n.matmul.vectors = v;
+    add(n);
+  }
+  for (int r : steps(rows_, c.matmul.rows)) {
+    Candidate n = c;
+    n.matmul.rows = r;
+    add(n);
+  }
+  for (int k : steps(k_unroll_, c.matmul.k_unroll)) {
+    Candidate n = c;
+    n.matmul.k_unroll = k;
+    add(n);
+  }
+  for (int64_t t : steps(task_elems_, c.rows.task_elems)) {
+    Candidate n = c;
+    n.rows.task_elems = t;
+    add(n);
+  }
+  return out;
+}
+
+size_t SearchSpace::size() const {
+  size_t n = 0;
+  for (int v : vectors_)
+    for (int r : rows_)
+      for (int k : k_unroll_)
+        for (int64_t t : task_elems_) {
+          Candidate c;
+          c.matmul = MatMulParams{v, r, k};
+          c.rows.task_elems = t;
+          n += legal(c);
+        }
+  return n;
+}
+
+}  // namespace gaf::tune

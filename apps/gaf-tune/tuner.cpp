@@ -1,0 +1,196 @@
+#include "apps/gaf-tune/tuner.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <random>
+
+#include "apps/gaf-tune/group_timer.h"
+#include "apps/gaf-tune/search_space.h"
+#include "fusion/report/report.h"
+#include "schedules/host_target.h"
+
+namespace gaf::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+bool has_matmul(const Graph& g, const FusionGroup& grp) {
+  for (int n : grp.nodes)
+    if (g.nodes()[n].op_type == "MatMul" || g.nodes()[n].op_type == "Gemm") return true;
+  return false;
+}
+
+HostScheduleParams params_of(HostScheduleParams base, const Candidate& c) {
+  base.matmul = c.matmul;
+  base.rows = c.rows;
+  return base;
+}
+
+// Runs f with stderr silenced: Halide's autoscheduler prints a warning per Func it cannot
+// vectorise the way it planned, dozens per group, which would bury the tuner's own output.
+template <typename F>
+auto quietly(F f) {
+  std::fflush(stderr);
+  int saved = dup(2);
+  int devnull = open("/dev/null", O_WRONLY);
+  if (saved >= 0 && devnull >= 0) dup2(devnull, 2);
+  auto restore = [&] {
+    if (saved >= 0) {
+      dup2(saved, 2);
+      close(saved);
+    }
+    if (devnull >= 0) close(devnull);
+  };
+  try {
+    auto r = f();
+    restore();
+    return r;
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+struct Distinct {
+  const FusionGroup* group;
+  int count = 0;
+};
+
+}  // namespace
+
+std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, ScheduleDb& db,
+                                   const std::string& db_path, const TuneOptions& opts,
+                                   const std::atomic<bool>& stop, const ProgressFn& progress) {
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  const HostScheduleParams defaults = host_params_for(host_target());
+  const std::string machine = host_machine_key();
+  const int registers = vector_registers(host_target());
+
+  std::vector<std::string> order;
+  std::map<std::string, Distinct> distinct;
+  for (const FusionGroup& grp : plan.groups) {
+    if (!opts.only_signature.empty() && grp.signature != opts.only_signature) continue;
+    auto [it, fresh] = distinct.try_emplace(grp.signature, Distinct{&grp, 0});
+    ++it->second.count;
+    if (fresh) order.push_back(grp.signature);
+  }
+
+  // Default times first: they rank the groups and are every candidate's baseline.
+  std::vector<GroupResult> results;
+  std::map<std::string, std::unique_ptr<GroupTimer>> timers;
+  for (const std::string& sig : order) {
+    if (stop) break;
+    const Distinct& d = distinct.at(sig);
+    GroupResult r;
+    r.signature = sig;
+    r.label = group_label(g, *d.group);
+    r.groups = d.count;
+    auto timer = std::make_unique<GroupTimer>(g, *d.group, opts.seed, opts.repeat);
+    Measurement m = timer->measure_default(defaults);
+    r.default_ms = r.best_ms = m.ms;
+    timers[sig] = std::move(timer);
+    results.push_back(r);
+  }
+  std::sort(results.begin(), results.end(), [](const GroupResult& a, const GroupResult& b) {
+    return a.default_ms * a.groups > b.default_ms * b.groups;
+  });
+
+  double weight_left = 0;
+  for (const GroupResult& r : results) weight_left += r.default_ms * r.groups;
+  std::mt19937 rng(opts.seed);
+  for (size_t gi = 0; gi < results.size() && !stop; ++gi) {
+    GroupResult& r = results[gi];
+    const FusionGroup& grp = *distinct.at(r.signature).group;
+    GroupTimer& timer = *timers.at(r.signature);
+    double weight = r.default_ms * r.groups;
+    double share = std::max(0.0, opts.budget_s - elapsed()) * (weight_left > 0 ? weight / weight_left : 1.0);
+    weight_left -= weight;
+    const double group_deadline = elapsed() + share;
+
+    SearchSpace space(has_matmul(g, grp), registers);
+    Candidate best{defaults.matmul, defaults.rows};
+    TunedSchedule entry;
+    entry.signature = r.signature;
+    entry.target = "host";
+    entry.machine = machine;
+    entry.label = r.label;
+    entry.default_ms = r.default_ms;
+    if (const TunedSchedule* old = db.find(r.signature, "host", machine)) {
+      // Resume: start from what an earlier run found; its trials count against this run's.
+      best = Candidate{old->matmul, old->rows};
+      r.trials = old->trials;
+      if (old->trials >= opts.trials) {
+        r.resumed = true;
+        r.best_ms = old->best_ms;
+        r.default_ms = old->default_ms;
+        r.best = best.str();
+        continue;
+      }
+      Measurement m = timer.measure(params_of(defaults, best));
+      if (m.ok) r.best_ms = std::min(r.best_ms, m.ms);
+    }
+    std::vector<Candidate> tried{best};
+    auto try_candidate = [&](const Candidate& c) {
+      if (std::find(tried.begin(), tried.end(), c) != tried.end()) return false;
+      tried.push_back(c);
+      ++r.trials;
+      Measurement m = timer.measure(params_of(defaults, c));
+      if (!m.ok) {
+        ++r.rejected;
+        std::fprintf(stderr, "gaf-tune: rejected %s for %s: %s\n", c.str().c_str(), r.label.c_str(), m.problem.c_str());
+      } else if (m.ms < r.best_ms) {
+        r.best_ms = m.ms;
+        best = c;
+      }
+      progress(gi, results.size(), r.label, r.trials, opts.trials, r.default_ms / std::max(r.best_ms, 1e-9));
+      return true;
+    };
+    auto more = [&] { return !stop && r.trials < opts.trials && elapsed() < group_deadline; };
+    // Random exploration for half the trials (the space of a row group may be smaller), then
+    // hill-climbing from the best point until no neighbour improves.
+    size_t explore = std::min(space.size(), static_cast<size_t>(std::max(1, opts.trials / 2)));
+    for (size_t i = 0; i < explore * 4 && tried.size() <= explore && more(); ++i) try_candidate(space.random(rng));
+    for (bool improved = true; improved && more();) {
+      improved = false;
+      Candidate from = best;
+      for (const Candidate& n : space.neighbours(from)) {
+        if (!more()) break;
+        try_candidate(n);
+      }
+      improved = !(best == from);
+    }
+    r.best = best.str();
+    entry.matmul = best.matmul;
+    entry.rows = best.rows;
+    entry.best_ms = r.best_ms;
+    entry.trials = r.trials;
+    entry.date = today();
+    db.put(entry);
+    db.save(db_path);  // after every group: an interrupt loses at most the group in progress
+  }
+
+  if (opts.mullapudi)
+    for (GroupResult& r : results) {
+      if (stop) break;
+      Measurement m = quietly([&] { return timers.at(r.signature)->measure(defaults, ScheduleSource::Mullapudi2016); });
+      if (m.ok) r.mullapudi_ms = m.ms;
+      else r.mullapudi_note = m.problem.substr(0, m.problem.find('\n'));
+    }
+  return results;
+}
+
+}  // namespace gaf::tune

@@ -1,0 +1,52 @@
+// The tuned-schedule database: JSON (schema "graph-autofusion/schedules/1") keyed by group
+// signature + target ("host", "npu-tile") + machine (CPU features and cores). gaf-tune writes it;
+// gaf run/compile read it: a group found there uses its tuned parameters, others the defaults.
+// Schema: docs/USER_GUIDE.md ("Tuned schedules"). No Halide here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schedules/host_params.h"
+
+namespace gaf {
+
+struct TunedSchedule {
+  std::string signature;   // FusionGroup::signature
+  std::string target;      // "host" or "npu-tile"
+  std::string machine;     // host_machine_key(): Halide target features, CPU model, cores
+  std::string label;       // what the group is, for people ("MatMul+GELU")
+  MatMulParams matmul;
+  RowParams rows;
+  double default_ms = 0;   // median time with the default parameters
+  double best_ms = 0;      // median time with these parameters
+  int trials = 0;          // candidates measured
+  std::string date;        // YYYY-MM-DD
+};
+
+class ScheduleDb {
+ public:
+  // Reads `path`. A missing file is an empty database when `missing_ok`, else an error; a
+  // corrupt or mismatched file is a GafError naming the file, the entry and the field.
+  static ScheduleDb load(const std::string& path, bool missing_ok);
+  // Writes atomically (a failure leaves the old file).
+  void save(const std::string& path) const;
+
+  const TunedSchedule* find(const std::string& signature, const std::string& target,
+                            const std::string& machine) const;
+  // Inserts or replaces the entry with the same key.
+  void put(const TunedSchedule& s);
+  const std::vector<TunedSchedule>& entries() const { return entries_; }
+
+ private:
+  std::vector<TunedSchedule> entries_;
+};
+
+// `defaults` with the tuned fields of `s` applied.
+HostScheduleParams with_tuned(HostScheduleParams defaults, const TunedSchedule& s);
+
+// Legal host parameters: the accumulator block fits `vector_registers` with room for the B
+// vectors and the A broadcast, k_unroll in {0, 1, 2, 4, 8}, task_elems in [256, 2^24].
+bool legal_host_params(const MatMulParams& m, const RowParams& r, int vector_registers);
+
+}  // namespace gaf

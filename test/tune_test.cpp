@@ -1,0 +1,196 @@
+// gaf-tune: the search on a small planned graph writes a database that round-trips and that the
+// fused executor uses; an interrupted search keeps the group in progress and a rerun resumes
+// it; corrupt or mismatched databases are refused with the file, entry and field named; the CLI
+// runs end to end on a one-layer BERT and `gaf run --schedules` reports the tuned groups.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "apps/gaf-tune/search_space.h"
+#include "apps/gaf-tune/tuner.h"
+#include "cli_util.h"
+#include "fusion/frontend/passes.h"
+#include "fusion/ir/builder.h"
+#include "fusion/planner/planner.h"
+#include "generators/fused_executor.h"
+#include "schedules/host_target.h"
+#include "tensor_compare.h"
+
+using namespace gaf;
+namespace fs = std::filesystem;
+
+namespace {
+
+Tensor random(Shape s, uint32_t seed) {
+  Tensor t(DType::Float32, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// relu(x @ W + b) then a softmax: a MatMul group and a row group.
+Graph small_graph() {
+  GraphBuilder b("small");
+  auto x = b.input("x", DType::Float32, {24, 40});
+  auto y = b.relu(b.add(b.matmul(x, b.weight("w", random({40, 50}, 1))), b.weight("b", random({50}, 2))));
+  b.output(b.softmax(y), "out");
+  Graph g = b.finish();
+  ReferenceExecutor folder;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
+  prepare_graph(g, {}, eval);
+  return g;
+}
+
+std::string scratch(const std::string& name) {
+  fs::create_directories(GAF_TEST_SCRATCH);
+  std::string p = std::string(GAF_TEST_SCRATCH) + "/" + name;
+  fs::remove(p);
+  return p;
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+gaf::testing::CommandResult cli(const std::string& cmd) {
+  return gaf::testing::run_command(cmd, gaf::testing::scratch_dir("tune_cli"));
+}
+
+auto no_progress = [](size_t, size_t, const std::string&, int, int, double) {};
+
+}  // namespace
+
+TEST(TuneSearchSpace, OnlyLegalPointsAndNeighbours) {
+  tune::SearchSpace mm(true, 32), rows(false, 32);
+  std::mt19937 rng(1);
+  for (int i = 0; i < 200; ++i) {
+    tune::Candidate c = mm.random(rng);
+    EXPECT_LE(c.matmul.vectors * c.matmul.rows + c.matmul.vectors + 1, 32) << c.str();
+    for (const tune::Candidate& n : mm.neighbours(c)) EXPECT_TRUE(mm.legal(n)) << n.str();
+  }
+  EXPECT_EQ(rows.size(), 7u) << "row groups search the task size only";
+  EXPECT_GT(mm.size(), 100u);
+}
+
+TEST(Tuner, DatabaseRoundTripsAndIsUsed) {
+  Graph g = small_graph();
+  FusionPlan plan = plan_fusion(g, {});
+  std::string path = scratch("tuned.json");
+  ScheduleDb db;
+  tune::TuneOptions o;
+  o.budget_s = 120;
+  o.trials = 4;
+  o.repeat = 3;
+  std::atomic<bool> stop{false};
+  auto results = tune::tune_plan(g, plan, db, path, o, stop, no_progress);
+  ASSERT_EQ(results.size(), plan.groups.size());
+  for (const auto& r : results) {
+    EXPECT_GT(r.trials, 0) << r.label;
+    EXPECT_LE(r.trials, 4) << r.label;
+    EXPECT_EQ(r.rejected, 0) << r.label;
+    EXPECT_LE(r.best_ms, r.default_ms) << r.label;
+    EXPECT_TRUE(r.mullapudi_ms > 0 || !r.mullapudi_note.empty()) << r.label;
+  }
+  ScheduleDb back = ScheduleDb::load(path, false);
+  ASSERT_EQ(back.entries().size(), plan.groups.size());
+  for (const FusionGroup& grp : plan.groups) {
+    const TunedSchedule* s = back.find(grp.signature, "host", host_machine_key());
+    ASSERT_NE(s, nullptr);
+    const TunedSchedule* mine = db.find(grp.signature, "host", host_machine_key());
+    EXPECT_EQ(s->matmul.vectors, mine->matmul.vectors);
+    EXPECT_EQ(s->matmul.rows, mine->matmul.rows);
+    EXPECT_EQ(s->rows.task_elems, mine->rows.task_elems);
+    EXPECT_EQ(s->date.size(), 10u);
+  }
+  // Used: every group compiles with its tuned parameters and computes the same outputs.
+  TensorMap in{{"x", random({24, 40}, 3)}};
+  FusedExecutor tuned(g, plan, &back), plain(g, plan);
+  EXPECT_EQ(tuned.stats().tuned_groups, static_cast<int>(plan.groups.size()));
+  EXPECT_EQ(plain.stats().tuned_groups, 0);
+  EXPECT_EQ(gaf::testing::compare_tensors(tuned.run(in).at("out"), plain.run(in).at("out"), {1e-5, 1e-6}), "");
+  // Entries of another machine are not used.
+  ScheduleDb other;
+  TunedSchedule s = back.entries()[0];
+  s.machine = "another machine";
+  other.put(s);
+  EXPECT_EQ(FusedExecutor(g, plan, &other).stats().tuned_groups, 0);
+}
+
+TEST(Tuner, InterruptKeepsProgressAndRerunResumes) {
+  Graph g = small_graph();
+  FusionPlan plan = plan_fusion(g, {});
+  std::string path = scratch("interrupted.json");
+  ScheduleDb db;
+  tune::TuneOptions o;
+  o.trials = 50;
+  o.repeat = 2;
+  o.mullapudi = false;
+  std::atomic<bool> stop{false};
+  // "Ctrl-C" after the second candidate of the first (heaviest) group.
+  auto interrupt = [&](size_t, size_t, const std::string&, int trial, int, double) {
+    if (trial >= 2) stop = true;
+  };
+  tune::tune_plan(g, plan, db, path, o, stop, interrupt);
+  ScheduleDb saved = ScheduleDb::load(path, false);
+  ASSERT_EQ(saved.entries().size(), 1u) << "the group in progress is kept, the others not started";
+  EXPECT_EQ(saved.entries()[0].trials, 2);
+
+  stop = false;
+  o.trials = 2;
+  auto again = tune::tune_plan(g, plan, saved, path, o, stop, no_progress);
+  int resumed = 0;
+  for (const auto& r : again) resumed += r.resumed;
+  EXPECT_EQ(resumed, 1) << "the interrupted group already has its 2 trials";
+  EXPECT_EQ(ScheduleDb::load(path, false).entries().size(), plan.groups.size());
+}
+
+TEST(ScheduleDbFile, CorruptOrMismatchedFilesAreClearErrors) {
+  auto error_of = [](const std::string& text) {
+    std::string p = scratch("bad.json");
+    write(p, text);
+    try {
+      ScheduleDb::load(p, false);
+    } catch (const GafError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("{\"schema\": ").find("bad.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of("[1, 2]").find("not a schedule database"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema": "graph-autofusion/schedules/9", "entries": []})").find("is not"), std::string::npos);
+  std::string entry = R"({"schema": "graph-autofusion/schedules/1", "entries": [{"signature": "s", "target": "host",
+      "machine": "m", "date": "2026-01-01", "default_ms": 1, "best_ms": 1, "trials": 1,
+      "params": {"matmul": {"vectors": 3, "rows": 0, "k_unroll": 1}, "rows": {"task_elems": 4096}}}]})";
+  EXPECT_NE(error_of(entry).find("entry 0: field 'params.matmul.rows' must be an integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema": "graph-autofusion/schedules/1", "entries": [{"target": "host"}]})")
+                .find("entry 0: field 'signature' is missing"),
+            std::string::npos);
+  EXPECT_THROW(ScheduleDb::load(scratch("missing.json"), false), GafError);
+  EXPECT_TRUE(ScheduleDb::load(scratch("missing.json"), true).entries().empty());
+}
+
+TEST(TuneCli, TunesOneLayerBertAndRunUsesTheDatabase) {
+  std::string db = scratch("bert1.json");
+  std::string tune_bin = (fs::path(GAF_BINARY).parent_path() / "gaf-tune").string();
+  std::string model = "builtin:bert-base --layers 1 --seq 8";
+  auto t = cli(tune_bin + " " + model + " --db " + db + " --trials 2 --repeat 2 --budget 2m --no-mullapudi");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("MatMul+GELU"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("saved " + db), std::string::npos) << t.out;
+  auto r = cli(std::string(GAF_BINARY) + " run " + model + " --schedules " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("schedules: 10 of 10 groups use tuned parameters"), std::string::npos) << r.out;
+
+  auto npu = cli(tune_bin + " " + model + " --db " + db + " --target npu-tile");
+  EXPECT_EQ(npu.exit_code, 1);
+  EXPECT_NE(npu.err.find("gaf-tune: error: --target 'npu-tile'"), std::string::npos) << npu.err;
+  auto budget = cli(tune_bin + " " + model + " --db " + db + " --budget soon");
+  EXPECT_EQ(budget.exit_code, 1);
+  EXPECT_NE(budget.err.find("--budget 'soon'"), std::string::npos) << budget.err;
+  write(db, "not json");
+  auto bad = cli(std::string(GAF_BINARY) + " run " + model + " --schedules " + db);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("bert1.json: not valid JSON"), std::string::npos) << bad.err;
+}
