@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "fusion/planner/group_info.h"
-#include "fusion/planner/horizontal.h"
 
 namespace gaf {
 
@@ -379,12 +378,15 @@ FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleReg
 
 FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules) {
   opts.validate(rules);
-  std::vector<std::string> rewrites;
-  if (opts.enabled && !opts.disabled_kinds.count(FusionKind::HorizontalMatMul) &&
-      !opts.disabled_rules.count("horizontal_matmul") && rules.find("horizontal_matmul"))
-    rewrites = fuse_horizontal_matmuls(g);
+  RewriteLog log;
+  auto skipped = [&](const Node& n) { return opts.skip_nodes.count(n.name) || opts.skip_nodes.count(n.op_type); };
+  if (opts.enabled)
+    for (const auto& rule : rules.ordered())
+      if (!opts.disabled_rules.count(rule->name()) && !opts.disabled_kinds.count(rule->kind()))
+        rule->rewrite(g, skipped, log);
   FusionPlan p = plan_fusion(g, opts, rules);
-  p.rewrites = std::move(rewrites);
+  p.rewrites = std::move(log.applied);
+  p.refused.insert(p.refused.begin(), log.refused.begin(), log.refused.end());
   return p;
 }
 

@@ -44,8 +44,9 @@ constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
 // The graph must be static and typed (after prepare_graph).
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts = {});
-// The planner's graph rewrites first (horizontal MatMul: sibling MatMuls become one wide MatMul,
-// unless fusion, the horizontal_matmul kind or rule is off), then plan_fusion. `g` is changed.
+// The planner's graph rewrites first (FusionRule::rewrite of every enabled rule, by priority:
+// sibling MatMuls become one wide MatMul), then plan_fusion; the plan records the rewrites and
+// the refused ones. `g` is changed.
 FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 
 }  // namespace gaf
