@@ -37,6 +37,7 @@ constexpr const char* kCycle = "GAF-NF002";          // would create a cycle
 constexpr const char* kClasses = "GAF-NF004";        // op classes cannot fuse this way
 constexpr const char* kDuplicateWork = "GAF-NF005";  // would recompute expensive work
 constexpr const char* kShapes = "GAF-NF006";         // incompatible shapes
+constexpr const char* kNoFold = "GAF-NF007";         // BatchNormalization not foldable into its MatMul/Gemm
 constexpr const char* kGroupSize = "GAF-NF010";      // group too large
 constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
 }  // namespace reason
@@ -45,8 +46,8 @@ constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts = {});
 // The planner's graph rewrites first (FusionRule::rewrite of every enabled rule, by priority:
-// sibling MatMuls become one wide MatMul), then plan_fusion; the plan records the rewrites and
-// the refused ones. `g` is changed.
+// BatchNormalization folded into its MatMul/Gemm, sibling MatMuls become one wide MatMul), then
+// plan_fusion; the plan records the rewrites and the refused ones. `g` is changed.
 FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 
 }  // namespace gaf
