@@ -23,6 +23,8 @@ struct PlannerOptions {
   bool fuse_for_launches = true;
   // Record op-class refusals (GAF-NF004) too; they are many and mostly obvious.
   bool report_class_refusals = true;
+  // Refuse merges that raise the predicted peak memory (GAF-NF003, fusion/planner/peak_memory.h).
+  bool check_peak_memory = true;
 
   // Parses a control string "no-fusion;disable-kind=a,b;disable-rule=r;skip=n1,Op;max-size=32"
   // (the GAF_FUSION environment variable uses it). Unknown kinds/rules/keys are GafErrors listing
@@ -34,6 +36,7 @@ struct PlannerOptions {
 // Reason codes for refused merges (stable: tests, docs and users grep for them).
 namespace reason {
 constexpr const char* kCycle = "GAF-NF002";          // would create a cycle
+constexpr const char* kPeakMemory = "GAF-NF003";     // would raise the predicted peak memory
 constexpr const char* kClasses = "GAF-NF004";        // op classes cannot fuse this way
 constexpr const char* kDuplicateWork = "GAF-NF005";  // would recompute expensive work
 constexpr const char* kShapes = "GAF-NF006";         // incompatible shapes
