@@ -12,24 +12,13 @@
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
+#include "planner_test_util.h"
 
 using namespace gaf;
+using gaf::testing::filled;
+using gaf::testing::prepared;
 
 namespace {
-
-Tensor filled(Shape s, float v) {
-  Tensor t(DType::Float32, s);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v + 0.01f * static_cast<float>(i % 7);
-  return t;
-}
-
-Graph prepared(Graph g, std::map<std::string, int64_t> dims = {}) {
-  static ReferenceExecutor folder;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
-  prepare_graph(g, dims, eval);
-  return g;
-}
 
 LoadedModel bert(int layers) {
   static ReferenceExecutor folder;

@@ -60,6 +60,68 @@ std::string signature_of(const GraphView& v, const FusionGroup& fg) {
 
 }  // namespace
 
+std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector<int>& nodes,
+                                           const std::vector<std::string>& outputs) {
+  std::vector<FuncDecision> decisions;
+  const std::string anchor = outputs.size() == 1 ? outputs[0] : "";
+  for (size_t pos = 0; pos < nodes.size(); ++pos) {
+    int n = nodes[pos];
+    const Node& node = v.node(n);
+    OpClass cls = v.op_class(n);
+    // A layout op after this member means an output row is not a row of this member (Halide's
+    // bounds are boxes: a Transpose would make one output row need many of its rows).
+    std::string layout_after;
+    for (size_t q = pos + 1; q < nodes.size() && layout_after.empty(); ++q)
+      if (v.op_class(nodes[q]) == OpClass::Injective) layout_after = v.node(nodes[q]).name;
+    for (const std::string& o : node.outputs) {
+      if (o.empty()) continue;
+      FuncDecision d;
+      d.value = o;
+      if (std::find(outputs.begin(), outputs.end(), o) != outputs.end()) {
+        d.decision = ComputeDecision::Root;
+        d.reason = v.is_graph_output(o) ? "graph output" : "read outside the group";
+      } else if (is_map_class(cls)) {
+        d.decision = ComputeDecision::Inline;
+        d.reason = std::string(op_class_name(cls)) + ": computed where it is read";
+      } else if (!layout_after.empty()) {
+        d.decision = ComputeDecision::Root;
+        d.reason = "layout op '" + layout_after + "' lies between it and the output, so output rows are not its rows";
+      } else if (!anchor.empty()) {
+        d.decision = ComputeDecision::ComputeAt;
+        d.at = anchor + "@row";
+        d.reason = cls == OpClass::MatMul ? "accumulator computed per row tile of the output"
+                                          : "row statistic computed once per output row";
+      } else {
+        d.decision = ComputeDecision::Root;
+        d.reason = "the group has several outputs, so there is no single loop to compute it in";
+      }
+      decisions.push_back(d);
+    }
+  }
+  return decisions;
+}
+
+bool escapes(const GraphView& v, const std::set<int>& inside, const std::string& value) {
+  if (v.is_graph_output(value)) return true;
+  for (int c : v.consumers(value))
+    if (!inside.count(c)) return true;
+  return false;
+}
+
+int64_t internal_root_bytes(const GraphView& v, std::vector<int> nodes) {
+  std::sort(nodes.begin(), nodes.end(), [&](int a, int b) { return v.topo_position(a) < v.topo_position(b); });
+  std::set<int> inside(nodes.begin(), nodes.end());
+  std::vector<std::string> outputs;
+  for (int n : nodes)
+    for (const std::string& o : v.node(n).outputs)
+      if (!o.empty() && escapes(v, inside, o)) outputs.push_back(o);
+  int64_t bytes = 0;
+  for (const FuncDecision& d : member_decisions(v, nodes, outputs))
+    if (d.decision == ComputeDecision::Root && std::find(outputs.begin(), outputs.end(), d.value) == outputs.end())
+      bytes += value_bytes(v.graph(), d.value);
+  return bytes;
+}
+
 void describe_group(const GraphView& v, FusionGroup& fg) {
   const Graph& g = v.graph();
   std::set<int> inside(fg.nodes.begin(), fg.nodes.end());
@@ -79,50 +141,14 @@ void describe_group(const GraphView& v, FusionGroup& fg) {
       if (o.empty()) continue;
       produced.insert(o);
       fg.bytes_unfused += value_bytes(g, o);
-      bool escapes = v.is_graph_output(o);
-      for (int c : v.consumers(o)) escapes = escapes || !inside.count(c);
-      if (escapes) fg.outputs.push_back(o);
+      if (escapes(v, inside, o)) fg.outputs.push_back(o);
     }
   }
   fg.bytes_fused = 0;
   for (const std::string& in : fg.inputs) fg.bytes_fused += value_bytes(g, in);
   for (const std::string& o : fg.outputs) fg.bytes_fused += value_bytes(g, o);
 
-  const std::string anchor = fg.outputs.size() == 1 ? fg.outputs[0] : "";
-  for (size_t pos = 0; pos < fg.nodes.size(); ++pos) {
-    int n = fg.nodes[pos];
-    const Node& node = v.node(n);
-    OpClass cls = v.op_class(n);
-    // A layout op after this member means an output row is not a row of this member (Halide's
-    // bounds are boxes: a Transpose would make one output row need many of its rows).
-    std::string layout_after;
-    for (size_t q = pos + 1; q < fg.nodes.size() && layout_after.empty(); ++q)
-      if (v.op_class(fg.nodes[q]) == OpClass::Injective) layout_after = v.node(fg.nodes[q]).name;
-    for (const std::string& o : node.outputs) {
-      if (o.empty()) continue;
-      FuncDecision d;
-      d.value = o;
-      if (std::find(fg.outputs.begin(), fg.outputs.end(), o) != fg.outputs.end()) {
-        d.decision = ComputeDecision::Root;
-        d.reason = v.is_graph_output(o) ? "graph output" : "read outside the group";
-      } else if (is_map_class(cls)) {
-        d.decision = ComputeDecision::Inline;
-        d.reason = std::string(op_class_name(cls)) + ": computed where it is read";
-      } else if (!layout_after.empty()) {
-        d.decision = ComputeDecision::Root;
-        d.reason = "layout op '" + layout_after + "' lies between it and the output, so output rows are not its rows";
-      } else if (!anchor.empty()) {
-        d.decision = ComputeDecision::ComputeAt;
-        d.at = anchor + "@row";
-        d.reason = cls == OpClass::MatMul ? "accumulator computed per row tile of the output"
-                                          : "row statistic computed once per output row";
-      } else {
-        d.decision = ComputeDecision::Root;
-        d.reason = "the group has several outputs, so there is no single loop to compute it in";
-      }
-      fg.decisions.push_back(d);
-    }
-  }
+  fg.decisions = member_decisions(v, fg.nodes, fg.outputs);
   fg.signature = signature_of(v, fg);
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "fusion/ops/registry.h"
+#include "fusion/planner/graph_rewrite.h"
 #include "fusion/planner/pattern.h"
 
 namespace gaf {
@@ -50,13 +51,13 @@ Tensor concat_columns(const std::vector<const Tensor*>& parts) {
 
 }  // namespace
 
-std::vector<std::string> fuse_horizontal_matmuls(Graph& g) {
+std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<bool(const Node&)>& skipped) {
   std::vector<std::string> done;
   GraphView v(g);
   std::map<std::string, std::vector<Branch>> by_input;  // activation -> branches (graph order)
   for (int i = 0; i < v.num_nodes(); ++i) {
     Branch b;
-    if (branch_of(g, v, i, &b)) {
+    if (branch_of(g, v, i, &b) && !skipped(g.nodes()[b.matmul]) && !skipped(g.nodes()[b.add])) {
       const std::string& a = g.nodes()[i].inputs[0];
       const auto& first = by_input[a];
       int64_t k = v.constant(b.weight)->shape()[0];
@@ -85,10 +86,8 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g) {
     g.add_initializer(w, concat_columns(ws));
     g.add_initializer(bias, concat_columns(bs));
     g.add_initializer(sp, Tensor::from_values(DType::Int64, {static_cast<int64_t>(splits.size())}, splits));
-    TensorType unknown;
-    unknown.rank_known = false;
-    g.add_value(mm, unknown);
-    g.add_value(add, unknown);
+    add_untyped_value(g, mm);
+    add_untyped_value(g, add);
     added.push_back(Node{base + "/MatMul", "MatMul", {}, {a, w}, {mm}});
     added.push_back(Node{base + "/Add", "Add", {}, {mm, bias}, {add}});
     Node split{base + "/Split", "Split", {}, {add, sp}, {}};
@@ -97,35 +96,31 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g) {
     added.push_back(split);
     int64_t wide = 0;
     for (int64_t n : splits) wide += n;
-    done.push_back("horizontal MatMul: " + names + " read the same input and run as one " +
+    done.push_back("Rewrote horizontal MatMul: " + names + " read the same input and run as one " +
                    std::to_string(ws[0]->shape()[0]) + "x" + std::to_string(wide) +
                    " MatMul (weights concatenated at load)");
   }
-  if (removed.empty()) return done;
-  std::vector<Node> nodes;
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    if (!removed.count(static_cast<int>(i))) nodes.push_back(g.nodes()[i]);
-  for (Node& n : added) nodes.push_back(std::move(n));
-  g.set_nodes(std::move(nodes));
-  // Drop the original weights and the removed nodes' intermediates.
-  std::set<std::string> used(g.outputs().begin(), g.outputs().end());
-  for (const std::string& in : g.inputs()) used.insert(in);
-  for (const Node& n : g.nodes()) {
-    used.insert(n.inputs.begin(), n.inputs.end());
-    used.insert(n.outputs.begin(), n.outputs.end());
-  }
-  for (auto it = g.values().begin(); it != g.values().end();)
-    it = used.count(it->first) ? std::next(it) : g.values().erase(it);
-  infer_shapes(g);
-  g.validate();
+  if (!removed.empty()) replace_nodes(g, removed, std::move(added));
   return done;
 }
 
-std::shared_ptr<const FusionRule> make_horizontal_matmul_rule() {
+namespace {
+
+class HorizontalMatMulRule : public PatternRule {
+ public:
   // Above the MatMul-epilogue rule: the wide MatMul's bias belongs with its Split.
-  return std::make_shared<PatternRule>(
-      "horizontal_matmul", FusionKind::HorizontalMatMul, rule_priority::kMatMulEpilogue + 10,
-      Pattern("MatMul") >> Pattern("Add").with_const() >> Pattern("Split"));
+  HorizontalMatMulRule()
+      : PatternRule("horizontal_matmul", FusionKind::HorizontalMatMul, rule_priority::kMatMulEpilogue + 10,
+                    Pattern("MatMul") >> Pattern("Add").with_const() >> Pattern("Split")) {}
+  void rewrite(Graph& g, const std::function<bool(const Node&)>& skipped, RewriteLog& log) const override {
+    for (std::string& line : fuse_horizontal_matmuls(g, skipped)) log.applied.push_back(std::move(line));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const FusionRule> make_horizontal_matmul_rule() {
+  return std::make_shared<HorizontalMatMulRule>();
 }
 
 }  // namespace gaf

@@ -5,6 +5,7 @@
 // then groups the wide MatMul, its bias and the Split.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@
 namespace gaf {
 
 // Rewrites `g` in place (it must be typed); returns one line per rewrite naming the MatMuls.
-std::vector<std::string> fuse_horizontal_matmuls(Graph& g);
+// Branches with a `skipped` node are left alone.
+std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<bool(const Node&)>& skipped);
 
 std::shared_ptr<const FusionRule> make_horizontal_matmul_rule();
 

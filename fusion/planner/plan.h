@@ -53,7 +53,9 @@ struct FusionPlan {
   std::vector<FusionGroup> groups;      // in execution order
   std::vector<RefusedMerge> refused;
   std::vector<int> group_of_node;       // node index -> group id
-  std::vector<std::string> rewrites;    // graph rewrites applied before grouping (horizontal MatMul)
+  // Graph rewrites applied before grouping, one sentence each starting with its verb
+  // ("Rewrote horizontal MatMul: ...", "Folded BatchNormalization 'bn' into 'mm' ...").
+  std::vector<std::string> rewrites;
 };
 
 }  // namespace gaf

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "fusion/planner/group_info.h"
-#include "fusion/planner/horizontal.h"
+#include "fusion/planner/peak_memory.h"
 
 namespace gaf {
 
@@ -35,13 +35,14 @@ std::string join_names(const GraphView& v, const std::set<int>& nodes, size_t ma
 
 class Planner {
  public:
-  Planner(const Graph& g, const PlannerOptions& o) : g_(g), v_(g), opts_(o) {
+  Planner(const Graph& g, const PlannerOptions& o) : g_(g), v_(g), opts_(o), memory_(v_) {
     for (int i = 0; i < v_.num_nodes(); ++i) {
       WorkGroup w;
       w.nodes.insert(i);
       groups_.push_back(w);
       group_of_.push_back(i);
     }
+    if (opts_.check_peak_memory) peak_ = memory_.peak(group_of_, internal_fn()).bytes;
   }
 
   FusionPlan run(const RuleRegistry& rules) {
@@ -99,6 +100,50 @@ class Planner {
     return false;
   }
 
+  // Bytes of group gi's internal root buffers (groups never change once formed, so cached).
+  int64_t internal_bytes(int gi) {
+    auto it = internal_.find(gi);
+    if (it != internal_.end()) return it->second;
+    return internal_[gi] = internal_root_bytes(v_, std::vector<int>(groups_[gi].nodes.begin(), groups_[gi].nodes.end()));
+  }
+  std::function<int64_t(int)> internal_fn() {
+    return [this](int gi) { return internal_bytes(gi); };
+  }
+
+  // GAF-NF003: merging `members` must not raise the predicted peak memory (peak_memory.h: the
+  // executor's order and liveness, plus each group's internal root buffers while it runs). Empty
+  // when legal; else the reason. Call merge() right after an allowed check: its peak becomes the
+  // plan's current peak there.
+  std::string peak_check(const std::set<int>& members) {
+    if (!opts_.check_peak_memory) return "";
+    const int id = static_cast<int>(groups_.size());  // the id merge() will give the group
+    std::vector<int> trial = group_of_;
+    std::vector<int> nodes;
+    for (int m : members)
+      for (int n : groups_[m].nodes) {
+        trial[n] = id;
+        nodes.push_back(n);
+      }
+    const int64_t merged_internal = internal_root_bytes(v_, nodes);
+    auto internal = [&](int gi) { return gi == id ? merged_internal : internal_bytes(gi); };
+    PeakMemoryModel::Peak after = memory_.peak(trial, internal);
+    if (after.bytes <= peak_) {
+      pending_peak_ = after.bytes;
+      internal_[id] = merged_internal;
+      return "";
+    }
+    after = memory_.peak(trial, internal, true);
+    std::string live;
+    for (size_t i = 0; i < after.live.size() && i < 3; ++i)
+      live += (live.empty() ? "'" : ", '") + after.live[i].first + "' (" + std::to_string(after.live[i].second) + " bytes)";
+    if (after.live.size() > 3) live += " and " + std::to_string(after.live.size() - 3) + " more";
+    std::string at = after.group == id ? "while the fused group runs" : "later, while another group runs";
+    return "would raise the predicted peak memory from " + std::to_string(peak_) + " to " +
+           std::to_string(after.bytes) + " bytes (" + at + ", " + (live.empty() ? "no stored values" : live) +
+           (after.live.size() == 1 ? " is" : " are") + " live" +
+           (after.internal > 0 ? " plus " + std::to_string(after.internal) + " bytes of internal root buffers" : "") + ")";
+  }
+
   int merge(const std::set<int>& members, FusionKind kind, const std::string& rule) {
     WorkGroup w;
     w.kind = kind;
@@ -110,6 +155,7 @@ class Planner {
     groups_.push_back(w);
     int id = static_cast<int>(groups_.size()) - 1;
     for (int n : w.nodes) group_of_[n] = id;
+    if (opts_.check_peak_memory) peak_ = pending_peak_;  // set by the peak_check that allowed this merge
     return id;
   }
 
@@ -150,6 +196,12 @@ class Planner {
       if (creates_cycle(members)) {
         refuse(reason::kCycle, "rule " + rule.name() + ": fusing " + join_names(v_, nodes) +
                                    " would create a cycle (a path leaves the group and re-enters it)",
+               rule.name(), nodes);
+        continue;
+      }
+      std::string peak = peak_check(members);
+      if (!peak.empty()) {
+        refuse(reason::kPeakMemory, "rule " + rule.name() + ": fusing " + join_names(v_, nodes) + " " + peak,
                rule.name(), nodes);
         continue;
       }
@@ -313,6 +365,13 @@ class Planner {
                  "generic", edge);
           continue;
         }
+        std::string peak = peak_check({cd.producer, cd.consumer});
+        if (!peak.empty()) {
+          refuse(reason::kPeakMemory, "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) + " into " +
+                                          join_names(v_, groups_[cd.consumer].nodes, 2) + " " + peak,
+                 "generic", edge);
+          continue;
+        }
         std::string rule = merged_rule(cd.producer, cd.consumer);
         merge({cd.producer, cd.consumer}, kind, rule);
         changed = true;
@@ -323,27 +382,8 @@ class Planner {
   FusionPlan finish() {
     FusionPlan plan;
     plan.group_of_node.assign(v_.num_nodes(), -1);
-    // Alive groups in a topological order of the contracted graph (Kahn).
-    std::vector<int> alive;
-    for (size_t i = 0; i < groups_.size(); ++i)
-      if (groups_[i].alive) alive.push_back(static_cast<int>(i));
-    std::map<int, int> indeg;
-    for (int gi : alive) indeg[gi] = 0;
-    for (int gi : alive)
-      for (int s : succ_groups(gi)) ++indeg[s];
-    auto first_pos = [&](int gi) {
-      int best = 1 << 30;
-      for (int n : groups_[gi].nodes) best = std::min(best, v_.topo_position(n));
-      return best;
-    };
-    std::vector<int> ready;
-    for (int gi : alive)
-      if (!indeg[gi]) ready.push_back(gi);
-    while (!ready.empty()) {
-      auto it = std::min_element(ready.begin(), ready.end(),
-                                 [&](int a, int b) { return first_pos(a) < first_pos(b); });
-      int gi = *it;
-      ready.erase(it);
+    // The order the executor runs them in, which the peak-memory check assumed too.
+    for (int gi : memory_.execution_order(group_of_)) {
       FusionGroup fg;
       fg.id = static_cast<int>(plan.groups.size());
       fg.kind = groups_[gi].kind;
@@ -353,8 +393,6 @@ class Planner {
                 [&](int a, int b) { return v_.topo_position(a) < v_.topo_position(b); });
       for (int n : fg.nodes) plan.group_of_node[n] = fg.id;
       plan.groups.push_back(fg);
-      for (int s : succ_groups(gi))
-        if (--indeg[s] == 0) ready.push_back(s);
     }
     for (FusionGroup& fg : plan.groups) describe_group(v_, fg);
     plan.refused = refused_;
@@ -368,6 +406,10 @@ class Planner {
   std::vector<int> group_of_;
   std::vector<RefusedMerge> refused_;
   std::set<std::string> refused_keys_;
+  PeakMemoryModel memory_;
+  std::map<int, int64_t> internal_;  // group index -> internal root bytes
+  int64_t peak_ = 0;                 // predicted peak of the current grouping
+  int64_t pending_peak_ = 0;         // of the grouping the last allowed peak_check tried
 };
 
 }  // namespace
@@ -379,12 +421,15 @@ FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleReg
 
 FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules) {
   opts.validate(rules);
-  std::vector<std::string> rewrites;
-  if (opts.enabled && !opts.disabled_kinds.count(FusionKind::HorizontalMatMul) &&
-      !opts.disabled_rules.count("horizontal_matmul") && rules.find("horizontal_matmul"))
-    rewrites = fuse_horizontal_matmuls(g);
+  RewriteLog log;
+  auto skipped = [&](const Node& n) { return opts.skip_nodes.count(n.name) || opts.skip_nodes.count(n.op_type); };
+  if (opts.enabled)
+    for (const auto& rule : rules.ordered())
+      if (!opts.disabled_rules.count(rule->name()) && !opts.disabled_kinds.count(rule->kind()))
+        rule->rewrite(g, skipped, log);
   FusionPlan p = plan_fusion(g, opts, rules);
-  p.rewrites = std::move(rewrites);
+  p.rewrites = std::move(log.applied);
+  p.refused.insert(p.refused.begin(), log.refused.begin(), log.refused.end());
   return p;
 }
 

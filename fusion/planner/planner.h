@@ -23,6 +23,8 @@ struct PlannerOptions {
   bool fuse_for_launches = true;
   // Record op-class refusals (GAF-NF004) too; they are many and mostly obvious.
   bool report_class_refusals = true;
+  // Refuse merges that raise the predicted peak memory (GAF-NF003, fusion/planner/peak_memory.h).
+  bool check_peak_memory = true;
 
   // Parses a control string "no-fusion;disable-kind=a,b;disable-rule=r;skip=n1,Op;max-size=32"
   // (the GAF_FUSION environment variable uses it). Unknown kinds/rules/keys are GafErrors listing
@@ -34,9 +36,11 @@ struct PlannerOptions {
 // Reason codes for refused merges (stable: tests, docs and users grep for them).
 namespace reason {
 constexpr const char* kCycle = "GAF-NF002";          // would create a cycle
+constexpr const char* kPeakMemory = "GAF-NF003";     // would raise the predicted peak memory
 constexpr const char* kClasses = "GAF-NF004";        // op classes cannot fuse this way
 constexpr const char* kDuplicateWork = "GAF-NF005";  // would recompute expensive work
 constexpr const char* kShapes = "GAF-NF006";         // incompatible shapes
+constexpr const char* kNoFold = "GAF-NF007";         // BatchNormalization not foldable into its MatMul/Gemm
 constexpr const char* kGroupSize = "GAF-NF010";      // group too large
 constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
 }  // namespace reason
@@ -44,8 +48,9 @@ constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
 // The graph must be static and typed (after prepare_graph).
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts = {});
-// The planner's graph rewrites first (horizontal MatMul: sibling MatMuls become one wide MatMul,
-// unless fusion, the horizontal_matmul kind or rule is off), then plan_fusion. `g` is changed.
+// The planner's graph rewrites first (FusionRule::rewrite of every enabled rule, by priority:
+// BatchNormalization folded into its MatMul/Gemm, sibling MatMuls become one wide MatMul), then
+// plan_fusion; the plan records the rewrites and the refused ones. `g` is changed.
 FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
 
 }  // namespace gaf

@@ -2,6 +2,7 @@
 // (rules_*.cpp); users register their own through RuleRegistry::add (see docs/CUSTOM_RULES.md).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,14 @@ namespace gaf {
 
 struct RuleMatch {
   std::vector<int> nodes;  // the group's nodes (any order)
+};
+
+// What the rules' graph rewrites did (plan_fusion_rewriting): one sentence per rewrite, starting
+// with its verb ("Rewrote horizontal MatMul: ...", "Folded BatchNormalization 'bn' into 'mm'"),
+// and the rewrites a rule considered and refused, with reason codes.
+struct RewriteLog {
+  std::vector<std::string> applied;
+  std::vector<RefusedMerge> refused;
 };
 
 class FusionRule {
@@ -30,6 +39,15 @@ class FusionRule {
   virtual std::string describe() const { return name_; }
   // Groups this rule forms are final: generic grouping does not merge anything into them.
   virtual bool sealed() const { return false; }
+  // A graph rewrite run before any grouping, by plan_fusion_rewriting, for every enabled rule in
+  // priority order (horizontal MatMul, BatchNormalization folding). `g` is typed on entry and
+  // must be typed and valid on exit; nodes for which `skipped` holds (the user's --skip) are left
+  // alone. Most rules only find groups and keep this default.
+  virtual void rewrite(Graph& g, const std::function<bool(const Node&)>& skipped, RewriteLog& log) const {
+    (void)g;
+    (void)skipped;
+    (void)log;
+  }
 
  private:
   std::string name_;

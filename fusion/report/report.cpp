@@ -67,7 +67,7 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan) {
       ++total;
     }
   std::ostringstream os;
-  for (const std::string& r : plan.rewrites) os << "[GRAPH_AUTOFUSION] Rewrote " << r << "\n";
+  for (const std::string& r : plan.rewrites) os << "[GRAPH_AUTOFUSION] " << r << "\n";
   for (const auto& [label, n] : detected)
     os << "[GRAPH_AUTOFUSION] Detected " << n << " " << label << " fusion opportunit"
        << (n == 1 ? "y" : "ies") << "\n";

@@ -1,0 +1,28 @@
+// Helpers shared by the planner tests: deterministic weights and a graph prepared for planning.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "fusion/frontend/passes.h"
+#include "generators/reference_executor.h"
+
+namespace gaf::testing {
+
+// v, v + 0.01, ..., v + 0.06, repeating: distinct enough to catch index mix-ups.
+inline Tensor filled(Shape s, float v) {
+  Tensor t(DType::Float32, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v + 0.01f * static_cast<float>(i % 7);
+  return t;
+}
+
+// Shape inference, folding and dead-node removal, as the CLI does before planning.
+inline Graph prepared(Graph g, std::map<std::string, int64_t> dims = {}) {
+  static ReferenceExecutor folder;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
+  prepare_graph(g, dims, eval);
+  return g;
+}
+
+}  // namespace gaf::testing
