@@ -1,6 +1,8 @@
 // gaf run: plan the model, run it fused (each group one Halide pipeline), print the fusion log
 // lines, compile time, median forward time and each output's shape and checksum; optionally the
 // unfused baseline beside it (--compare) and the outputs saved as .npy.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -143,6 +145,11 @@ int run(const RunArgs& a) {
       std::printf("fused vs unfused: max relative difference %.2e\n", max_rel_diff(outs, base));
     }
   }
+  // Weights (the horizontal rewrite's concatenated ones replace the originals in the fused
+  // graph; the unrewritten graph keeps them for --compare), activations, JIT code and LLVM.
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("peak RSS %.1f MB (weights %.1f MB)\n", ru.ru_maxrss / 1024.0, weight_bytes / 1e6);
   for (const std::string& name : g.outputs()) {
     const Tensor& t = outs.at(name);
     std::printf("output %s: %s%s %s\n", name.c_str(), dtype_name(t.dtype()), shape_str(t.shape()).c_str(),
