@@ -22,12 +22,13 @@ double time_ms(const std::function<void()>& f) {
 }
 
 std::vector<double> interleaved_medians(const std::vector<std::function<double()>>& variants,
-                                        int rounds) {
+                                        int rounds, const std::vector<int>& max_rounds) {
   const size_t n = variants.size();
   std::vector<std::vector<double>> times(n);
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < n; ++i) {
       size_t v = (i + r) % n;
+      if (v < max_rounds.size() && max_rounds[v] > 0 && r >= max_rounds[v]) continue;
       times[v].push_back(variants[v]());
     }
   std::vector<double> med;

@@ -19,6 +19,7 @@ struct BenchOptions {
   std::string work_dir = "/tmp/gaf_bench";  // weights/inputs for PyTorch, the exported ONNX
   std::string python = "/usr/bin/python3";
   int threads = 1;                     // cores: PyTorch's thread count
+  int torch_rounds = 2;                // PyTorch eager is timed in this many rounds at most
   double peak_gflops = 0;              // measured, for "% of peak"
   bool want(const std::string& section) const { return only.empty() || only.count(section) != 0; }
 };
@@ -30,8 +31,9 @@ double time_ms(const std::function<void()>& f);
 
 // `rounds` rounds; each runs every variant once (the first variant rotating, so a change of load
 // hits all alike). A variant returns its own time in ms. Returns each variant's median.
+// `max_rounds[i]` > 0 runs variant i in the first max_rounds[i] rounds only (a slow peer).
 std::vector<double> interleaved_medians(const std::vector<std::function<double()>>& variants,
-                                        int rounds);
+                                        int rounds, const std::vector<int>& max_rounds = {});
 
 // Shape inference and folding for a builder-made graph (all dims static).
 Graph prepared(GraphBuilder& b);

@@ -52,7 +52,8 @@ std::string markdown_table(const Report& r) {
 void write_json(const std::string& path, const Report& r) {
   auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
   nlohmann::json j{{"format", "graph-autofusion/bench/1"}, {"command", r.command}, {"date", r.date},
-                   {"cpu", r.cpu},   {"cores", r.cores},   {"repeat", r.repeat}};
+                   {"cpu", r.cpu},   {"cores", r.cores},   {"repeat", r.repeat},
+                   {"load_average_start", r.load_start}, {"load_average_end", r.load_end}};
   j["rows"] = nlohmann::json::array();
   for (const Row& w : r.rows)
     j["rows"].push_back({{"section", w.section}, {"case", w.what}, {"variant", w.variant},

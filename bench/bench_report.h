@@ -25,6 +25,7 @@ struct Row {
 
 struct Report {
   std::string command, date, cpu;
+  std::string load_start, load_end;  // 1-minute load average from /proc/loadavg
   int cores = 0;
   int repeat = 0;
   std::vector<Row> rows;

@@ -2,6 +2,7 @@
 // MatMul shape (ours fused vs oneDNN with the same post-ops) and BERT-base forwards (ours fused
 // and unfused, oneDNN hand-fused, PyTorch eager; ours on a PyTorch-exported ONNX too), all in
 // the same run, variants interleaved, medians. See bench/README.md.
+#include <algorithm>
 #include <ctime>
 #include <cstdio>
 #include <fstream>
@@ -23,6 +24,14 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// The 1-minute load average (other processes on the CPUs skew every figure).
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  f >> one;
+  return one.empty() ? "?" : one;
+}
+
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   char b[32];
@@ -31,6 +40,7 @@ std::string utc_now() {
 }
 
 int run(BenchOptions o, Report& rep, const std::string& json, const std::string& svg) {
+  rep.load_start = load_average();
   std::fprintf(stderr, "peak: measuring fp32 FMA throughput...\n");
   PeakFma peak = measure_peak_fma(3, 0.3);
   o.peak_gflops = peak.gflops;
@@ -46,8 +56,11 @@ int run(BenchOptions o, Report& rep, const std::string& json, const std::string&
   if (o.want("matmul")) run_matmul_section(o, rep.rows);
   if (o.want("bert") || o.want("onnx")) run_bert_section(o, rep.rows);
 
-  std::printf("gaf_bench, %s, %s (%d cores); medians of interleaved runs (%d rounds; MatMul shapes %d)\n\n",
-              rep.date.c_str(), rep.cpu.c_str(), rep.cores, o.repeat, std::max(10, 10 * o.repeat));
+  rep.load_end = load_average();
+  std::printf("gaf_bench, %s, %s (%d cores), load average %s at start, %s at end; medians of "
+              "interleaved runs (%d rounds; MatMul shapes %d)\n\n",
+              rep.date.c_str(), rep.cpu.c_str(), rep.cores, rep.load_start.c_str(),
+              rep.load_end.c_str(), o.repeat, std::max(10, 10 * o.repeat));
   std::printf("%s", markdown_table(rep).c_str());
   if (!json.empty()) write_json(json, rep);
   if (!svg.empty()) write_svg(svg, rep);
@@ -76,6 +89,9 @@ int main(int argc, char** argv) {
   app.add_option("--svg", svg, "also write a bar chart of GFLOP/s to FILE (SVG)");
   app.add_option("--work-dir", o.work_dir, "scratch folder: weights and inputs for PyTorch, the exported ONNX")
       ->capture_default_str();
+  app.add_option("--torch-rounds", o.torch_rounds, "PyTorch eager is timed in at most N of the rounds (it is slow)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--python", o.python, "the Python that has torch")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   o.only.insert(only.begin(), only.end());

@@ -4,7 +4,10 @@
 // the ONNX that torch.onnx.export writes for the PyTorch module (same weights again).
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 
@@ -53,6 +56,7 @@ struct Variant {
   std::string section, variant, note;
   std::function<double()> time;
   Tensor out;  // of the warm-up run, compared with ours fused (builtin)
+  int max_rounds = 0;  // 0: every round
 };
 
 Tensor only_output(const TensorMap& m) { return m.begin()->second; }
@@ -61,7 +65,8 @@ Tensor only_output(const TensorMap& m) { return m.begin()->second; }
 void write_weights(const Graph& g, const std::string& dir) {
   make_dir(dir);
   for (const auto& [name, v] : g.values())
-    if (v.constant && name.rfind("encoder.layer.", 0) == 0) write_npy(dir + "/" + name + ".npy", *v.constant);
+    if (v.constant && name.rfind("encoder.layer.", 0) == 0 && name.find('/') == std::string::npos)
+      write_npy(dir + "/" + name + ".npy", *v.constant);
 }
 
 std::string fixed(const char* f, double v) {
@@ -136,7 +141,9 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
       std::fprintf(stderr, "bert %s: starting PyTorch eager...\n", what.c_str());
       torch = std::make_unique<TorchBert>(o.python, script, weights_dir, inputs_dir, o.layers, seq, o.threads);
       vs.push_back({"bert", "PyTorch eager", "torch " + torch->version() + ", " + std::to_string(o.threads) + " threads",
-                    [&] { return torch->run_ms(); }, torch->output(inputs_dir + "/torch_out.npy")});
+                    [&] { return torch->run_ms(); }, torch->output(inputs_dir + "/torch_out.npy"),
+                    std::min(o.repeat, o.torch_rounds)});
+      vs.back().note += ", " + std::to_string(vs.back().max_rounds) + " rounds";
     } else if (with_builtin) {
       rows.push_back({"bert", what, "PyTorch eager", kNone, kNone, kNone, kNone, kNone, "",
                       "PyTorch: not found, skipped"});
@@ -145,7 +152,7 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
       if (!onnx_written) {
         std::fprintf(stderr, "onnx: exporting the PyTorch module to %s...\n", onnx_path.c_str());
         std::string cmd = "'" + o.python + "' '" + script + "' --layers " + std::to_string(o.layers) +
-                          " --weights '" + weights_dir + "' --export-onnx '" + onnx_path + "' >/dev/null";
+                          " --seq 8 --weights '" + weights_dir + "' --export-onnx '" + onnx_path + "' >/dev/null";
         if (std::system(cmd.c_str()) != 0) throw GafError("torch_bert.py --export-onnx failed: " + cmd);
         onnx_written = true;
       }
@@ -167,8 +174,9 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     std::fprintf(stderr, "bert %s: timing %zu variants interleaved, %d rounds...\n", what.c_str(),
                  vs.size(), o.repeat);
     std::vector<std::function<double()>> timers;
-    for (const Variant& v : vs) timers.push_back(v.time);
-    std::vector<double> med = interleaved_medians(timers, o.repeat);
+    std::vector<int> max_rounds;
+    for (const Variant& v : vs) timers.push_back(v.time), max_rounds.push_back(v.max_rounds);
+    std::vector<double> med = interleaved_medians(timers, o.repeat, max_rounds);
 
     double fused_ms = med[0], onnx_fused_ms = kNone;
     for (size_t i = 0; i < vs.size(); ++i)

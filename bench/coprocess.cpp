@@ -48,11 +48,10 @@ std::string Coprocess::read_line() {
   return line;
 }
 
-std::string Coprocess::ask(const std::string& line) {
+void Coprocess::send(const std::string& line) {
   std::string msg = line + "\n";
   if (write(to_child_, msg.data(), msg.size()) != static_cast<ssize_t>(msg.size()))
     throw std::runtime_error("coprocess: cannot write to the child");
-  return read_line();
 }
 
 }  // namespace gaf::bench

@@ -18,8 +18,8 @@ class Coprocess {
 
   // Next line of its stdout without the newline; throws std::runtime_error if it exited.
   std::string read_line();
-  // Writes `line` + newline to its stdin and returns its next output line.
-  std::string ask(const std::string& line);
+  // Writes `line` + newline to its stdin.
+  void send(const std::string& line);
 
  private:
   int pid_ = -1, to_child_ = -1;

@@ -7,10 +7,12 @@ fusion/models/bert.cpp (Linear weights [in, out]); without it they are random (s
 Inputs: --inputs DIR loads hidden_states.npy and attention_mask.npy; else random / all ones.
 
   torch_bert.py --seq 128 [--runs 10]   warm-up, then median of --runs forwards: one JSON line
-  torch_bert.py --seq 128 --serve       JSON "ready" line, then per stdin line: "run" -> {"ms": ..}
+  torch_bert.py --seq 128 --serve       JSON "ready" line (no warm-up), then per stdin line:
+                                        "run" -> {"ms": ..}
                                         (one timed forward), "save PATH" -> output to PATH (.npy),
                                         "quit"
   torch_bert.py --export-onnx PATH      torch.onnx.export at opset 14, dynamic batch and seq
+                                        (traced at --seq; a short one exports faster)
 """
 import argparse
 import json
@@ -151,8 +153,8 @@ def main():
                                             "last_hidden_state": {0: "batch", 1: "seq"}})
             print(json.dumps({"exported": a.export_onnx, "torch": torch.__version__}), flush=True)
             return
-        timed(model, x, m)  # warm-up
         if not a.serve:
+            timed(model, x, m)  # warm-up (in --serve the caller's first command is the warm-up)
             ms = [timed(model, x, m)[0] for _ in range(a.runs)]
             print(json.dumps({"seq": a.seq, "batch": a.batch, "median_ms": statistics.median(ms),
                               "runs": a.runs, "threads": a.threads, "torch": torch.__version__}))

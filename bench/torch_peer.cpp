@@ -9,7 +9,10 @@
 namespace gaf::bench {
 namespace {
 
-nlohmann::json answer(const std::string& line) {
+// The child's next JSON line; other lines (e.g. a library's verbose log) are skipped.
+nlohmann::json answer(Coprocess& proc) {
+  std::string line = proc.read_line();
+  while (line.empty() || line[0] != '{') line = proc.read_line();
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw GafError("torch_bert.py: unexpected output: " + line);
   if (j.contains("error")) throw GafError("torch_bert.py: " + j["error"].get<std::string>());
@@ -30,15 +33,19 @@ TorchBert::TorchBert(const std::string& python, const std::string& script,
     : proc_(new Coprocess({python, script, "--serve", "--seq", std::to_string(seq), "--layers",
                            std::to_string(layers), "--threads", std::to_string(threads),
                            "--weights", weights_dir, "--inputs", inputs_dir})) {
-  nlohmann::json j = answer(proc_->read_line());
+  nlohmann::json j = answer(*proc_);
   if (!j.value("ready", false)) throw GafError("torch_bert.py: did not start");
   version_ = j.value("torch", "");
 }
 
-double TorchBert::run_ms() { return answer(proc_->ask("run"))["ms"].get<double>(); }
+double TorchBert::run_ms() {
+  proc_->send("run");
+  return answer(*proc_)["ms"].get<double>();
+}
 
 Tensor TorchBert::output(const std::string& npy_path) {
-  answer(proc_->ask("save " + npy_path));
+  proc_->send("save " + npy_path);
+  answer(*proc_);
   return read_npy(npy_path);
 }
 
