@@ -21,7 +21,7 @@ double time_ms(const std::function<void()>& f) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::vector<double> interleaved_medians(const std::vector<std::function<double()>>& variants,
+std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
                                         int rounds, const std::vector<int>& max_rounds) {
   const size_t n = variants.size();
   std::vector<std::vector<double>> times(n);
@@ -31,8 +31,8 @@ std::vector<double> interleaved_medians(const std::vector<std::function<double()
       if (v < max_rounds.size() && max_rounds[v] > 0 && r >= max_rounds[v]) continue;
       times[v].push_back(variants[v]());
     }
-  std::vector<double> med;
-  for (auto& t : times) med.push_back(median(t));
+  std::vector<Timing> med;
+  for (auto& t : times) med.push_back({median(t), *std::min_element(t.begin(), t.end())});
   return med;
 }
 

@@ -12,7 +12,7 @@
 namespace gaf::bench {
 
 struct BenchOptions {
-  int repeat = 5;                      // timed rounds per case (MatMul shapes: 10x as many)
+  int repeat = 7;                      // timed rounds per case (MatMul shapes: 10x as many)
   std::vector<int64_t> seqs{128, 512};
   int layers = 12;
   std::set<std::string> only;          // sections to run; empty = all
@@ -32,7 +32,10 @@ double time_ms(const std::function<void()>& f);
 // `rounds` rounds; each runs every variant once (the first variant rotating, so a change of load
 // hits all alike). A variant returns its own time in ms. Returns each variant's median.
 // `max_rounds[i]` > 0 runs variant i in the first max_rounds[i] rounds only (a slow peer).
-std::vector<double> interleaved_medians(const std::vector<std::function<double()>>& variants,
+struct Timing {
+  double median_ms, min_ms;
+};
+std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
                                         int rounds, const std::vector<int>& max_rounds = {});
 
 // Shape inference and folding for a builder-made graph (all dims static).

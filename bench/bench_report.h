@@ -15,6 +15,7 @@ struct Row {
   std::string what;     // the case: a shape, "builtin seq 128", ...
   std::string variant;  // "ours fused", "ours unfused", "oneDNN", "PyTorch eager", ...
   double ms = kNone;    // median wall time of one run
+  double min_ms = kNone;  // fastest run (the spread to the median shows the noise)
   double gflops = kNone;
   double pct_peak = kNone;
   double vs_fused = kNone;      // this row's ms / ours fused ms of the same case (> 1: ours faster)

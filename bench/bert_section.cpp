@@ -69,6 +69,12 @@ void write_weights(const Graph& g, const std::string& dir) {
       write_npy(dir + "/" + name + ".npy", *v.constant);
 }
 
+Row skipped(const std::string& what, const std::string& variant, const std::string& why) {
+  Row r{"bert", what, variant};
+  r.note = why;
+  return r;
+}
+
 std::string fixed(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
@@ -124,8 +130,7 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
       vs.push_back({"bert", "oneDNN hand-fused", "oneDNN " + onednn_version(),
                     [&, hs, mask] { return time_ms([&] { dnnl->run(hs, mask); }); }, dnnl->run(hs, mask)});
 #else
-      rows.push_back({"bert", what, "oneDNN hand-fused", kNone, kNone, kNone, kNone, kNone, "",
-                      "oneDNN: not found, skipped"});
+      rows.push_back(skipped("builtin:bert-base, " + what, "oneDNN hand-fused", "oneDNN: not found, skipped"));
 #endif
     }
     if (torch_missing.empty() && (with_builtin || with_onnx) && !weights_written) {
@@ -145,8 +150,7 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
                     std::min(o.repeat, o.torch_rounds)});
       vs.back().note += ", " + std::to_string(vs.back().max_rounds) + " rounds";
     } else if (with_builtin) {
-      rows.push_back({"bert", what, "PyTorch eager", kNone, kNone, kNone, kNone, kNone, "",
-                      "PyTorch: not found, skipped"});
+      rows.push_back(skipped("builtin:bert-base, " + what, "PyTorch eager", "PyTorch: not found, skipped"));
     }
     if (with_onnx) {
       if (!onnx_written) {
@@ -176,16 +180,17 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     std::vector<std::function<double()>> timers;
     std::vector<int> max_rounds;
     for (const Variant& v : vs) timers.push_back(v.time), max_rounds.push_back(v.max_rounds);
-    std::vector<double> med = interleaved_medians(timers, o.repeat, max_rounds);
+    std::vector<Timing> med = interleaved_medians(timers, o.repeat, max_rounds);
 
-    double fused_ms = med[0], onnx_fused_ms = kNone;
+    double fused_ms = med[0].median_ms, onnx_fused_ms = kNone;
     for (size_t i = 0; i < vs.size(); ++i)
-      if (vs[i].section == "onnx" && vs[i].variant == "ours fused") onnx_fused_ms = med[i];
+      if (vs[i].section == "onnx" && vs[i].variant == "ours fused") onnx_fused_ms = med[i].median_ms;
     for (size_t i = 0; i < vs.size(); ++i) {
       const Variant& v = vs[i];
       if (v.section == "bert" && !with_builtin) continue;
       Row r{v.section, (v.section == "onnx" ? "torch.onnx.export, " : "builtin:bert-base, ") + what, v.variant};
-      r.ms = med[i];
+      r.ms = med[i].median_ms;
+      r.min_ms = med[i].min_ms;
       set_rate(r, flops, o.peak_gflops);
       r.vs_fused = r.ms / (v.section == "onnx" ? onnx_fused_ms : fused_ms);
       if (i > 0) r.max_rel_diff = max_rel_diff({{"y", v.out}}, {{"y", ref}});

@@ -91,13 +91,15 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       const double diff = max_rel_diff({{"y", dst}}, ours_out);
       variants.push_back([&] { return time_ms([&] { dnnl.run(in.at("x"), residual, dst); }); });
 #endif
-      std::vector<double> med = interleaved_medians(variants, rounds);
-      r.ms = med[0];
+      std::vector<Timing> med = interleaved_medians(variants, rounds);
+      r.ms = med[0].median_ms;
+      r.min_ms = med[0].min_ms;
       r.vs_fused = 1.0;
       set_rate(r, flops, o.peak_gflops);
 #if GAF_HAVE_DNNL
       Row d{"matmul", what, "oneDNN"};
-      d.ms = med[1];
+      d.ms = med[1].median_ms;
+      d.min_ms = med[1].min_ms;
       d.vs_fused = d.ms / r.ms;
       d.max_rel_diff = diff;
       set_rate(d, flops, o.peak_gflops);

@@ -35,15 +35,6 @@ std::string onednn_version() {
   return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
-const char* epilogue_name(Epilogue e) {
-  switch (e) {
-    case Epilogue::Bias: return "bias";
-    case Epilogue::BiasGelu: return "bias+gelu";
-    case Epilogue::BiasResidual: return "bias+residual";
-  }
-  return "?";
-}
-
 struct OnednnMatMul::Impl {
   int64_t M, K, N;
   Epilogue epilogue;

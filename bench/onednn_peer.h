@@ -16,7 +16,6 @@ std::string onednn_version();
 
 // The epilogue after x @ W: what our matmul_epilogue groups fuse.
 enum class Epilogue { Bias, BiasGelu, BiasResidual };
-const char* epilogue_name(Epilogue e);
 
 // dst[M,N] = epilogue(src[M,K] @ weights[K,N] + bias[N]) as one oneDNN matmul with post-ops
 // (GELU erf as an eltwise post-op, the residual as a binary add post-op). The weights are
