@@ -3,6 +3,8 @@
 // and unfused, oneDNN hand-fused, PyTorch eager; ours on a PyTorch-exported ONNX too), all in
 // the same run, variants interleaved, medians. See bench/README.md.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <cstdio>
 #include <fstream>
@@ -71,6 +73,10 @@ int run(BenchOptions o, Report& rep, const std::string& json, const std::string&
               "interleaved runs (%d rounds; MatMul shapes %d)\n\n",
               rep.date.c_str(), rep.cpu.c_str(), rep.cores, rep.load_start.c_str(),
               rep.load_end.c_str(), o.repeat, std::max(10, 10 * o.repeat));
+  if (std::atof(rep.load_start.c_str()) > 0.5)
+    std::printf("warning: load average %s before the bench started: other processes were using the "
+                "CPUs; the OpenMP peers (oneDNN, PyTorch) suffer most (compare min and median ms)\n\n",
+                rep.load_start.c_str());
   std::printf("%s", markdown_table(rep).c_str());
   if (!json.empty()) write_json(json, rep);
   if (!svg.empty()) write_svg(svg, rep);
