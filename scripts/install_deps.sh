@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages graph-autofusion needs (skips what is already installed).
-# Usage: scripts/install_deps.sh [--with-peers]   (peers: PyTorch for the end-to-end export tests)
+# Usage: scripts/install_deps.sh [--with-peers]
+#   PyTorch (python3-torch) is always installed: the end-to-end tests export models with it.
+#   --with-peers adds the benchmark peers: oneDNN (libdnnl-dev) for bench/gaf_bench.
 set -euo pipefail
 
 packages=(cmake g++ make libhalide14-0-dev libgtest-dev libcli11-dev libonnx-dev libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libonnx-testdata
           python3-torch python3-onnx python3-numpy)
+for arg in "$@"; do
+  case "$arg" in
+    --with-peers) packages+=(libdnnl-dev) ;;
+    *) echo "install_deps: unknown option '$arg' (usage: scripts/install_deps.sh [--with-peers])" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

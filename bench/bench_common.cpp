@@ -1,0 +1,64 @@
+#include "bench/bench_common.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "fusion/frontend/passes.h"
+#include "generators/reference_executor.h"
+
+namespace gaf::bench {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kNone;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double time_ms(const std::function<void()>& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
+                                        int rounds, const std::vector<int>& max_rounds) {
+  const size_t n = variants.size();
+  std::vector<std::vector<double>> times(n);
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < n; ++i) {
+      size_t v = (i + r) % n;
+      if (v < max_rounds.size() && max_rounds[v] > 0 && r >= max_rounds[v]) continue;
+      times[v].push_back(variants[v]());
+    }
+  std::vector<Timing> med;
+  for (auto& t : times) med.push_back({median(t), *std::min_element(t.begin(), t.end())});
+  return med;
+}
+
+Graph prepared(GraphBuilder& b) {
+  Graph g = b.finish();
+  ReferenceExecutor folder;
+  prepare_graph(g, {}, [&folder](const Node& n, const std::vector<const Tensor*>& in,
+                                 const std::vector<const TensorDesc*>& types) {
+    return folder.run_node(n, in, types);
+  });
+  return g;
+}
+
+double matmul_flops(const Graph& g) {
+  double flops = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op_type != "MatMul") continue;
+    Shape a = g.value(n.inputs[0]).type.shape();
+    flops += 2.0 * shape_numel(g.value(n.outputs[0]).type.shape()) * a.back();
+  }
+  return flops;
+}
+
+void set_rate(Row& r, double flops, double peak_gflops) {
+  r.gflops = flops / (r.ms * 1e6);
+  if (peak_gflops > 0) r.pct_peak = 100.0 * r.gflops / peak_gflops;
+}
+
+}  // namespace gaf::bench

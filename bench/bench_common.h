@@ -1,0 +1,53 @@
+// What gaf_bench's sections share: options, interleaved timing with medians, graph helpers.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "fusion/ir/builder.h"
+
+namespace gaf::bench {
+
+struct BenchOptions {
+  int repeat = 7;                      // timed rounds per case (MatMul shapes: 10x as many)
+  std::vector<int64_t> seqs{128, 512};
+  int layers = 12;
+  std::set<std::string> only;          // sections to run; empty = all
+  std::string work_dir = "/tmp/gaf_bench";  // weights/inputs for PyTorch, the exported ONNX
+  std::string python = "/usr/bin/python3";
+  int threads = 1;                     // cores: PyTorch's thread count
+  int torch_rounds = 2;                // PyTorch eager is timed in this many rounds at most
+  double peak_gflops = 0;              // measured, for "% of peak"
+  bool want(const std::string& section) const { return only.empty() || only.count(section) != 0; }
+};
+
+double median(std::vector<double> v);
+
+// Wall milliseconds of one call.
+double time_ms(const std::function<void()>& f);
+
+// `rounds` rounds; each runs every variant once (the first variant rotating, so a change of load
+// hits all alike). A variant returns its own time in ms. Returns each variant's median.
+// `max_rounds[i]` > 0 runs variant i in the first max_rounds[i] rounds only (a slow peer).
+struct Timing {
+  double median_ms, min_ms;
+};
+std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
+                                        int rounds, const std::vector<int>& max_rounds = {});
+
+// Shape inference and folding for a builder-made graph (all dims static).
+Graph prepared(GraphBuilder& b);
+
+// 2*M*N*K summed over the graph's MatMuls (batched ones included).
+double matmul_flops(const Graph& g);
+
+// GFLOP/s and % of the measured peak for `flops` done in `ms`.
+void set_rate(Row& r, double flops, double peak_gflops);
+
+void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows);
+void run_bert_section(const BenchOptions& o, std::vector<Row>& rows);
+
+}  // namespace gaf::bench

@@ -1,0 +1,120 @@
+// Section "matmul": each BERT-base MatMul shape with its epilogue, ours (one fused group run by
+// FusedExecutor) against oneDNN's matmul with the same post-ops, on the same inputs.
+#include <cstdio>
+#include <memory>
+#include <random>
+
+#include "bench/bench_common.h"
+#include "fusion/planner/planner.h"
+#include "generators/fused_executor.h"
+#include "apps/gaf/model_source.h"
+#if GAF_HAVE_DNNL
+#include "bench/onednn_peer.h"
+#endif
+
+namespace gaf::bench {
+namespace {
+
+enum class Epi { Bias, BiasGelu, BiasResidual };
+const char* epi_name(Epi e) {
+  return e == Epi::Bias ? "bias" : e == Epi::BiasGelu ? "bias+gelu" : "bias+residual";
+}
+
+struct Shape3 {
+  int64_t K, N;
+  Epi epi;
+  const char* where;  // the BERT layer's MatMul
+};
+
+// BERT-base's four MatMul shapes (per row of the activation), with the epilogue each has there.
+const Shape3 kShapes[] = {
+    {768, 768, Epi::BiasResidual, "attention output"},
+    {768, 2304, Epi::Bias, "fused QKV"},
+    {768, 3072, Epi::BiasGelu, "FFN1"},
+    {3072, 768, Epi::BiasResidual, "FFN2"},
+};
+
+Tensor normal(Shape s, float stddev, uint32_t seed) {
+  Tensor t(DType::Float32, std::move(s));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, stddev);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// y = epilogue(x @ W + b), x [B,S,K], as fusion/models/bert.cpp writes it (GELU decomposed).
+Graph matmul_graph(int64_t B, int64_t S, const Shape3& s) {
+  GraphBuilder g("matmul_" + std::string(epi_name(s.epi)));
+  ValueRef x = g.input("x", DType::Float32, {B, S, s.K});
+  ValueRef h = g.add(g.matmul(x, g.weight("W", normal({s.K, s.N}, 0.02f, 1))),
+                     g.weight("b", normal({s.N}, 0.02f, 2)));
+  if (s.epi == Epi::BiasGelu) {
+    ValueRef e = g.erf(g.div(h, g.scalar(1.4142135381698608f)));
+    h = g.mul(g.mul(h, g.add(e, g.scalar(1.0f))), g.scalar(0.5f));
+  } else if (s.epi == Epi::BiasResidual) {
+    h = g.add(h, g.input("r", DType::Float32, {B, S, s.N}));
+  }
+  g.output(h, "y");
+  return prepared(g);
+}
+
+}  // namespace
+
+void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
+  const int64_t S = 128;
+  const int rounds = std::max(10, 10 * o.repeat);
+  for (int64_t B : {int64_t{1}, int64_t{8}}) {
+    for (const Shape3& s : kShapes) {
+      char what[96];
+      std::snprintf(what, sizeof what, "%lldx%lldx%lld %s (%s)", static_cast<long long>(B * S),
+                    static_cast<long long>(s.K), static_cast<long long>(s.N), epi_name(s.epi), s.where);
+      std::fprintf(stderr, "matmul %s...\n", what);
+      Graph g = matmul_graph(B, S, s);
+      TensorMap in = make_default_inputs(g, 0);
+      Graph fg = g;
+      FusionPlan plan = plan_fusion_rewriting(fg, {}, RuleRegistry::builtin());
+      FusedExecutor ours(fg, plan);
+      TensorMap ours_out = ours.run(in);  // warm-up
+      const double flops = matmul_flops(g);
+
+      Row r{"matmul", what, "ours fused"};
+      r.note = std::to_string(plan.groups.size()) + (plan.groups.size() == 1 ? " group" : " groups");
+      std::vector<std::function<double()>> variants{[&] { return time_ms([&] { ours.run(in); }); }};
+#if GAF_HAVE_DNNL
+      Epilogue e = s.epi == Epi::Bias       ? Epilogue::Bias
+                   : s.epi == Epi::BiasGelu ? Epilogue::BiasGelu
+                                            : Epilogue::BiasResidual;
+      OnednnMatMul dnnl(B * S, s.K, s.N, e, *g.value("W").constant, *g.value("b").constant);
+      Tensor dst(DType::Float32, {B, S, s.N});
+      Tensor residual = in.count("r") ? in.at("r") : Tensor();
+      dnnl.run(in.at("x"), residual, dst);  // warm-up
+      const double diff = max_rel_diff({{"y", dst}}, ours_out);
+      variants.push_back([&] { return time_ms([&] { dnnl.run(in.at("x"), residual, dst); }); });
+#endif
+      std::vector<Timing> med = interleaved_medians(variants, rounds);
+      r.ms = med[0].median_ms;
+      r.min_ms = med[0].min_ms;
+      r.vs_fused = 1.0;
+      set_rate(r, flops, o.peak_gflops);
+#if GAF_HAVE_DNNL
+      Row d{"matmul", what, "oneDNN"};
+      d.ms = med[1].median_ms;
+      d.min_ms = med[1].min_ms;
+      d.vs_fused = d.ms / r.ms;
+      d.max_rel_diff = diff;
+      set_rate(d, flops, o.peak_gflops);
+      char t[64];
+      std::snprintf(t, sizeof t, "ours >= 0.9x oneDNN: %s (%.2fx)", d.vs_fused >= 0.9 ? "yes" : "NO",
+                    d.vs_fused);
+      r.target = t;
+      rows.push_back(r);
+      rows.push_back(d);
+#else
+      r.target = "oneDNN: not found, skipped";
+      rows.push_back(r);
+#endif
+    }
+  }
+}
+
+}  // namespace gaf::bench
