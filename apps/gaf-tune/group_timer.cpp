@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <utility>
 
 namespace gaf::tune {
 
@@ -65,16 +66,39 @@ Measurement GroupTimer::run(GroupKernel& k, bool check) {
   } else {
     expected_ = outs;
   }
-  std::vector<double> t;
-  for (int r = 0; r < repeat_; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    k.run(ins, outs);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  std::vector<double> t = time_runs(k, repeat_);
   std::sort(t.begin(), t.end());
   m.ok = true;
   m.ms = t[t.size() / 2];
   return m;
+}
+
+std::vector<double> GroupTimer::time_runs(GroupKernel& k, int runs) {
+  std::vector<const Tensor*> ins;
+  for (const Tensor& t : inputs_) ins.push_back(&t);
+  std::vector<Tensor> outs;
+  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+  std::vector<double> t;
+  for (int r = 0; r < runs; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    k.run(ins, outs);
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return t;
+}
+
+std::pair<double, double> GroupTimer::confirm(const HostScheduleParams& a, const HostScheduleParams& b, int rounds) {
+  std::unique_ptr<GroupKernel> ka = compile_group_kernel(g_, grp_, a), kb = compile_group_kernel(g_, grp_, b);
+  time_runs(*ka, 1);  // warm-up
+  time_runs(*kb, 1);
+  std::vector<double> ta, tb;
+  for (int r = 0; r < rounds; ++r) {
+    for (double x : time_runs(*ka, repeat_)) ta.push_back(x);
+    for (double x : time_runs(*kb, repeat_)) tb.push_back(x);
+  }
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  return {ta[ta.size() / 2], tb[tb.size() / 2]};
 }
 
 Measurement GroupTimer::measure_default(const HostScheduleParams& defaults) {

@@ -25,9 +25,14 @@ class GroupTimer {
   // The default-parameter kernel: its outputs become the expected outputs of every candidate.
   Measurement measure_default(const HostScheduleParams& defaults);
   Measurement measure(const HostScheduleParams& params, ScheduleSource source = ScheduleSource::Host);
+  // `a` and `b` compiled once and timed alternately, `rounds` x repeat runs each, medians: the
+  // honest comparison of a search's winner with the default (the winner's own median is the
+  // least of many noisy ones, which flatters it).
+  std::pair<double, double> confirm(const HostScheduleParams& a, const HostScheduleParams& b, int rounds);
 
  private:
   Measurement run(GroupKernel& k, bool check);
+  std::vector<double> time_runs(GroupKernel& k, int runs);
 
   const Graph& g_;
   const FusionGroup& grp_;
