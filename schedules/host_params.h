@@ -15,6 +15,10 @@ struct MatMulParams {
   // k iterations unrolled in the accumulator loop; 0 = by K: 4 from K >= 2048 (measured: 130 ->
   // 160 GFLOP/s per core at 128x3072x768, no gain or a loss at K = 768).
   int k_unroll = 0;
+  // Rows of A kept hot across all N panels: row tiles are grouped into blocks of about this
+  // many bytes of A (rows x K x 4), blocks outermost, so a tall A (batch 8: M = 1024) is read
+  // from memory once per block rather than once per N panel. 0: no blocking.
+  int64_t a_block_bytes = 512 * 1024;
 };
 
 // Row-wise groups (normalisations, softmax, elementwise chains): vectorised along the innermost

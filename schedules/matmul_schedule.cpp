@@ -37,10 +37,26 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   f.compute_root();
   f.tile(a[0], a[1], no, mo, ni, mi, t.width, t.rows, TailStrategy::ShiftInwards);
   std::vector<VarOrRVar> order{ni, mi, mo, no};
+  // Row blocks of A outside the N panels (see MatMulParams::a_block_bytes).
+  const int64_t* kc = as_const_int(acc.reduction[0].extent());
+  int64_t tiles_per_block = 0;
+  if (p.matmul.a_block_bytes > 0 && kc && *kc > 0)
+    tiles_per_block = std::max<int64_t>(1, p.matmul.a_block_bytes / (*kc * 4) / t.rows);
+  Var mb(f.name() + "_mb");
+  bool blocked = tiles_per_block > 0 && M > tiles_per_block * t.rows;
+  if (blocked) {
+    f.split(mo, mb, mo, static_cast<int>(tiles_per_block), TailStrategy::GuardWithIf);
+    order.emplace_back(mb);
+  }
   for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
   f.reorder(order);
   f.vectorize(ni, t.lanes).unroll(ni).unroll(mi);
   Var par = no;
+  if (blocked) {
+    Var fused(f.name() + "_panels");
+    f.fuse(par, mb, fused);
+    par = fused;
+  }
   for (size_t i = 2; i < a.size(); ++i) {
     Var fused(f.name() + "_par" + std::to_string(i));
     f.fuse(par, a[i], fused);
@@ -58,8 +74,6 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
   for (size_t i = 2; i < ca.size(); ++i) uorder.emplace_back(ca[i]);
   u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
-  Expr K = k.extent();
-  const int64_t* kc = as_const_int(K);
   int ku = p.matmul.k_unroll;
   if (ku == 0) ku = kc && *kc >= 2048 ? 4 : 1;
   if (ku > 1 && kc && *kc % ku == 0) {

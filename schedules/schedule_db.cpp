@@ -66,6 +66,8 @@ TunedSchedule read_entry(const std::string& path, size_t index, const json& j) {
   s.matmul.vectors = static_cast<int>(r.integer(mm, "vectors", "params.matmul.vectors", 1, 16));
   s.matmul.rows = static_cast<int>(r.integer(mm, "rows", "params.matmul.rows", 1, 32));
   s.matmul.k_unroll = static_cast<int>(r.integer(mm, "k_unroll", "params.matmul.k_unroll", 0, 16));
+  if (mm.contains("a_block_bytes"))  // optional: entries written before it existed keep the default
+    s.matmul.a_block_bytes = r.integer(mm, "a_block_bytes", "params.matmul.a_block_bytes", 0, int64_t{1} << 32);
   const json& rows = r.at(p, "rows", "params.rows");
   s.rows.task_elems = r.integer(rows, "task_elems", "params.rows.task_elems", 1, int64_t{1} << 32);
   return s;
@@ -77,7 +79,7 @@ json write_entry(const TunedSchedule& s) {
               {"machine", s.machine},
               {"label", s.label},
               {"params",
-               {{"matmul", {{"vectors", s.matmul.vectors}, {"rows", s.matmul.rows}, {"k_unroll", s.matmul.k_unroll}}},
+               {{"matmul", {{"vectors", s.matmul.vectors}, {"rows", s.matmul.rows}, {"k_unroll", s.matmul.k_unroll}, {"a_block_bytes", s.matmul.a_block_bytes}}},
                 {"rows", {{"task_elems", s.rows.task_elems}}}}},
               {"default_ms", s.default_ms},
               {"best_ms", s.best_ms},

@@ -8,7 +8,8 @@ namespace gaf::tune {
 
 std::string Candidate::str() const {
   return "vectors=" + std::to_string(matmul.vectors) + " rows=" + std::to_string(matmul.rows) +
-         " k_unroll=" + std::to_string(matmul.k_unroll) + " task_elems=" + std::to_string(rows.task_elems);
+ " k_unroll=" + std::to_string(matmul.k_unroll) + " a_block=" + std::to_string(matmul.a_block_bytes >> 10) +
+         "K task_elems=" + std::to_string(rows.task_elems);
 }
 
 SearchSpace::SearchSpace(bool matmul, int vector_registers) : matmul_(matmul), registers_(vector_registers) {
@@ -17,11 +18,13 @@ SearchSpace::SearchSpace(bool matmul, int vector_registers) : matmul_(matmul), r
     vectors_ = {1, 2, 3, 4, 5, 6};
     for (int r = 1; r <= 16; ++r) rows_.push_back(r);
     k_unroll_ = {1, 2, 4, 8};
+    a_block_ = {0, 128 << 10, 256 << 10, 512 << 10, 1024 << 10, 2048 << 10};
   } else {
     MatMulParams d;  // unused by row-only groups: fixed at the defaults
     vectors_ = {d.vectors};
     rows_ = {d.rows};
     k_unroll_ = {d.k_unroll};
+    a_block_ = {d.a_block_bytes};
   }
 }
 
@@ -37,6 +40,7 @@ Candidate SearchSpace::random(std::mt19937& rng) const {
     c.matmul.vectors = pick(vectors_);
     c.matmul.rows = pick(rows_);
     c.matmul.k_unroll = pick(k_unroll_);
+    c.matmul.a_block_bytes = pick(a_block_);
     c.rows.task_elems = pick(task_elems_);
     if (legal(c)) return c;
   }
@@ -77,6 +81,11 @@ std::vector<Candidate> SearchSpace::neighbours(const Candidate& c) const {
     n.matmul.k_unroll = k;
     add(n);
   }
+  for (int64_t b : steps(a_block_, c.matmul.a_block_bytes)) {
+    Candidate n = c;
+    n.matmul.a_block_bytes = b;
+    add(n);
+  }
   for (int64_t t : steps(task_elems_, c.rows.task_elems)) {
     Candidate n = c;
     n.rows.task_elems = t;
@@ -90,12 +99,13 @@ size_t SearchSpace::size() const {
   for (int v : vectors_)
     for (int r : rows_)
       for (int k : k_unroll_)
-        for (int64_t t : task_elems_) {
-          Candidate c;
-          c.matmul = MatMulParams{v, r, k};
-          c.rows.task_elems = t;
-          n += legal(c);
-        }
+        for (int64_t b : a_block_)
+          for (int64_t t : task_elems_) {
+            Candidate c;
+            c.matmul = MatMulParams{v, r, k, b};
+            c.rows.task_elems = t;
+            n += legal(c);
+          }
   return n;
 }
 

@@ -36,7 +36,7 @@ class SearchSpace {
   bool matmul_;
   int registers_;
   std::vector<int> vectors_, rows_, k_unroll_;
-  std::vector<int64_t> task_elems_;
+  std::vector<int64_t> task_elems_, a_block_;
 };
 
 }  // namespace gaf::tune
