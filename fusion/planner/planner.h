@@ -40,6 +40,8 @@ constexpr const char* kShapes = "GAF-NF006";         // incompatible shapes
 constexpr const char* kGroupSize = "GAF-NF010";      // group too large
 constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
 }  // namespace reason
+// One sentence per reason code (docs/USER_GUIDE.md has the same table); "" for an unknown code.
+const char* reason_meaning(const std::string& code);
 
 // The graph must be static and typed (after prepare_graph).
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);
