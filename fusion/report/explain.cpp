@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "fusion/ops/registry.h"
-#include "fusion/planner/planner.h"
 #include "fusion/report/report.h"
 
 namespace gaf {
@@ -134,7 +133,7 @@ std::string explain_node(const Graph& original, const Graph& planned, const Fusi
     } else {
       os << others.size() << " other nodes";
     }
-    os << ": " << reason_meaning(r->code) << "\n    " << r->message << "\n";
+    os << "\n    " << r->message << "\n";
   }
   return os.str();
 }
