@@ -75,3 +75,14 @@ TEST(CliCommon, ExitCodes) {
   EXPECT_EQ(run_command(gaf_cmd("plan builtin:nope"), dir).exit_code, 1);     // unknown model
   EXPECT_EQ(run_command(gaf_cmd("plan " + kSmall + " --max-group-size x"), dir).exit_code, 1);
 }
+
+TEST(CliCommon, ProgressIsABarOnATerminal) {
+  if (!std::filesystem::exists("/usr/bin/script")) GTEST_SKIP() << "util-linux 'script' (a pseudo-terminal) is absent";
+  // script runs gaf on a pseudo-terminal: stderr is a TTY, so the bar is redrawn in place.
+  CommandResult r = run_command("/usr/bin/script -qec '" + gaf_cmd("run " + kSmall) + " > /dev/null' /dev/null",
+                                scratch_dir("cli_common"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\r\033[Kcompiling groups ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[##############################] 10/10"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("gaf: info:"), std::string::npos) << r.out;
+}

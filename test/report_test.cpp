@@ -27,6 +27,21 @@ FusionPlan plan_of_signatures(const std::string& sigs) {
   return p;
 }
 
+ReferenceExecutor& reference() {
+  static ReferenceExecutor ref;
+  return ref;
+}
+
+// The built-in BERT at seq 8, planned (the planner's rewrites applied to m.graph).
+std::pair<LoadedModel, FusionPlan> planned_bert(int layers) {
+  ModelOptions o;
+  o.layers = layers;
+  o.seq = 8;
+  LoadedModel m = load_model("builtin:bert-base", o, reference());
+  FusionPlan plan = plan_fusion_rewriting(m.graph, {}, RuleRegistry::builtin());
+  return {std::move(m), std::move(plan)};
+}
+
 Tensor floats(std::vector<double> v) { return Tensor::from_values(DType::Float32, {static_cast<int64_t>(v.size())}, v); }
 
 }  // namespace
@@ -51,9 +66,8 @@ TEST(HtmlReport, NodeNamesAreEscapedAndProfileIsShown) {
   auto y = b.relu(b.add(x, x));
   b.output(y, "y&z");
   Graph g = b.finish();
-  static ReferenceExecutor folder;
   prepare_graph(g, {}, [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); });
+                           const std::vector<const TensorDesc*>& t) { return reference().run_node(n, in, t); });
   FusionPlan plan = plan_fusion(g);
   ASSERT_EQ(plan.groups.size(), 1u);
   PlanProfile prof;
@@ -67,12 +81,7 @@ TEST(HtmlReport, NodeNamesAreEscapedAndProfileIsShown) {
 }
 
 TEST(Dot, FoldsRepeatedLayersIntoOneBox) {
-  static ReferenceExecutor folder;
-  ModelOptions o;
-  o.layers = 3;
-  o.seq = 8;
-  LoadedModel m = load_model("builtin:bert-base", o, folder);
-  FusionPlan plan = plan_fusion_rewriting(m.graph, {}, RuleRegistry::builtin());
+  auto [m, plan] = planned_bert(3);
   std::string full = fusion_plan_dot(m.graph, plan), folded = fusion_plan_dot(m.graph, plan, DotOptions{true});
   auto count = [](const std::string& s, const std::string& n) {
     size_t k = 0;
@@ -111,12 +120,8 @@ TEST(CompareTensors, AbsRelUlpsAndNaN) {
 }
 
 TEST(VerifyGroups, EachGroupOnReferenceInputsMatches) {
-  static ReferenceExecutor ref;
-  ModelOptions o;
-  o.layers = 1;
-  o.seq = 8;
-  LoadedModel m = load_model("builtin:bert-base", o, ref);
-  FusionPlan plan = plan_fusion_rewriting(m.graph, {}, RuleRegistry::builtin());
+  auto [m, plan] = planned_bert(1);
+  ReferenceExecutor& ref = reference();
   FusedExecutor fused(m.graph, plan);
   size_t progress = 0;
   std::vector<GroupCheck> checks = verify_groups(m.graph, plan, fused, ref, make_default_inputs(m.graph, 1), {},
