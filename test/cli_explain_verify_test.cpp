@@ -104,3 +104,24 @@ TEST(CliVerify, BadOptionsAreOneLineErrors) {
   EXPECT_EQ(input.err_lines(), 1) << input.err;
   EXPECT_NE(input.err.find("/nonexistent.npy"), std::string::npos) << input.err;
 }
+
+TEST(CliVerify, InputsFromFiles) {
+  std::string dir = scratch_dir("cli_verify_inputs");
+  std::filesystem::create_directories(dir);
+  CommandResult gen = run_command(std::string(python()) + " -c \"import numpy as np; r = np.random.default_rng(3); "
+                                      "np.save('" + dir + "/h.npy', r.uniform(-3, 3, (1, 16, 768)).astype('float32')); "
+                                      "np.save('" + dir + "/m.npy', np.ones((1, 16), 'float32'))\"",
+                                  dir);
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  CommandResult r = run_command(gaf_cmd("verify " + kSmall + " --input hidden_states=" + dir + "/h.npy --input attention_mask=" +
+                                        dir + "/m.npy"),
+                                dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("inputs: from --input files"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verify: 10 groups checked, 0 above tolerance"), std::string::npos) << r.out;
+  CommandResult both = run_command(gaf_cmd("verify " + kSmall + " --input hidden_states=" + dir + "/h.npy --input attention_mask=" +
+                                           dir + "/m.npy --range=0,1"),
+                                   dir);
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_NE(both.err.find("--range applies to generated inputs"), std::string::npos) << both.err;
+}

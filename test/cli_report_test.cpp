@@ -87,7 +87,7 @@ TEST(CliReport, RepeatedLayersAreFolded) {
   // Layer 0 drawn (9 clusters), layers 1 and 2 one box; all 28 group rows still in the tables.
   EXPECT_EQ(count(page, "class=\"cluster\""), 9u);
   EXPECT_NE(page.find("x2 identical layers"), std::string::npos);
-  EXPECT_NE(page.find("2 identical layers folded: g10..g27"), std::string::npos);
+  EXPECT_NE(page.find("2 layers are identical to the first, folded: g10..g27"), std::string::npos);
   EXPECT_EQ(count(page, "<tr id=\"g"), 28u);
 }
 

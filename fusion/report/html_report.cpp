@@ -36,7 +36,7 @@ const char* kStyle = R"(
 body{font-family:sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top;font-size:90%}
-th{background:#f0f0f0} td.num{text-align:right;white-space:nowrap}
+th{background:#f0f0f0} td.num,td.kind{text-align:right;white-space:nowrap} td.kind{text-align:left}
 pre.log{background:#f8f8f8;padding:.5em;overflow-x:auto;font-size:85%}
 .swatch{display:inline-block;width:1em;height:1em;border:1px solid #999;vertical-align:middle;margin-right:.3em}
 .picture{overflow:auto;border:1px solid #ddd;max-height:90vh}
@@ -90,8 +90,8 @@ class Writer {
     os_ << "<span style=\"color:red\">- - -&gt; refused merge (reason code)</span>. Boxes are ops (hover for the "
            "node name); a coloured cluster is one fused kernel (click it for its row below).";
     if (rb_.repeats())
-      os_ << " The first of " << rb_.count << " identical layers is drawn in full; the other " << rb_.count - 1
-          << " are folded into one box.";
+      os_ << " The first of " << rb_.count << " identical layers is drawn in full; the other "
+          << layers(rb_.count - 1) << " folded into one box.";
     os_ << "</p>\n";
     if (in_.svg.empty()) {
       os_ << "<p id=\"no-picture\"><b>No picture:</b> " << esc(in_.svg_note) << "</p>\n";
@@ -135,7 +135,7 @@ class Writer {
     }
     size_t a = rb_.first + rb_.period, b = rb_.first + rb_.period * rb_.count;
     group_table(0, a);
-    os_ << "<details><summary>" << rb_.count - 1 << " identical layers folded: g" << a << "..g" << b - 1
+    os_ << "<details><summary>" << layers(rb_.count - 1) << " identical to the first, folded: g" << a << "..g" << b - 1
         << " (" << b - a << " groups; same kinds, rules and decisions as g" << rb_.first << "..g" << a - 1
         << ") &mdash; show</summary>\n";
     group_table(a, b);
@@ -151,7 +151,7 @@ class Writer {
     os_ << "</tr>\n";
     for (size_t i = begin; i < end; ++i) {
       const FusionGroup& grp = plan_.groups[i];
-      os_ << "<tr id=\"g" << grp.id << "\"><td>g" << grp.id << "</td><td><span class=\"swatch\" style=\"background:"
+      os_ << "<tr id=\"g" << grp.id << "\"><td>g" << grp.id << "</td><td class=\"kind\"><span class=\"swatch\" style=\"background:"
           << fusion_kind_colour(grp.kind) << "\"></span>" << fusion_kind_name(grp.kind) << "</td><td>"
           << esc(grp.rule.empty() ? "-" : grp.rule) << "</td><td>" << esc(group_label(g_, grp))
           << "</td><td class=\"num\">" << grp.nodes.size() << "</td><td>";
@@ -175,6 +175,8 @@ class Writer {
     }
     os_ << "</table>\n";
   }
+
+  static std::string layers(size_t n) { return n == 1 ? "1 layer is" : std::to_string(n) + " layers are"; }
 
   // Long lists start closed.
   void foldable(size_t count, const char* what, const std::string& html) {
