@@ -37,6 +37,7 @@ TEST(CliCommon, LogLevels) {
   EXPECT_NE(debug.err.find("gaf: debug: planner: rule layernorm_decomposed grouped "), std::string::npos) << debug.err;
   EXPECT_NE(debug.err.find("gaf: debug: planner: refused GAF-NF004 [generic]"), std::string::npos);
   EXPECT_NE(debug.err.find("gaf: debug: planner: generic: fused "), std::string::npos);
+  EXPECT_NE(debug.err.find("gaf: debug: planner: g6 (normalization): '"), std::string::npos);  // Func decisions
   CommandResult env = run_command("GAF_LOG_LEVEL=debug " + gaf_cmd("plan " + kSmall), dir);
   EXPECT_NE(env.err.find("gaf: debug: planner:"), std::string::npos);
   CommandResult q = run_command("GAF_LOG_LEVEL=debug " + gaf_cmd("plan " + kSmall + " -q"), dir);

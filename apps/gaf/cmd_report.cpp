@@ -65,7 +65,7 @@ int report(const ReportArgs& a) {
     Progress fused_bar("compiling fused groups", pm->plan.groups.size());
     Progress unfused_bar("compiling unfused ops", pm->graph.nodes().size());
     ProfileProgress progress{
-        [&](size_t done, const FusionGroup& grp) { fused_bar.update(done, "g" + std::to_string(grp.id) + " " + group_label(pm->graph, grp)); },
+        group_progress(fused_bar, pm->graph),
         [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, pm->graph.nodes()[grp.nodes[0]].name); }};
     profile = profile_plan(pm->graph, pm->plan, inputs, a.repeat, progress);
     std::printf("profile: forward %.2f ms fused vs %.2f ms unfused (median of %d runs)\n", profile->fused_forward_ms,

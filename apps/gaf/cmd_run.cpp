@@ -103,9 +103,7 @@ int run(const RunArgs& a) {
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size());
-    FusedExecutor fused(fused_graph, plan, [&](size_t done, const FusionGroup& grp) {
-      bar->update(done, "g" + std::to_string(grp.id) + " " + group_label(fused_graph, grp));
-    });
+    FusedExecutor fused(fused_graph, plan, group_progress(*bar, fused_graph));
     bar.reset();
     std::printf("compile: %zu groups -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
                 plan.groups.size(), fused.stats().kernels_compiled, fused.stats().kernel_cache_hits,

@@ -65,16 +65,12 @@ int verify(const VerifyArgs& a) {
   std::unique_ptr<FusedExecutor> fused;
   {
     Progress bar("compiling groups", plan.groups.size());
-    fused = std::make_unique<FusedExecutor>(pm->graph, plan, [&](size_t done, const FusionGroup& grp) {
-      bar.update(done, "g" + std::to_string(grp.id) + " " + group_label(pm->graph, grp));
-    });
+    fused = std::make_unique<FusedExecutor>(pm->graph, plan, group_progress(bar, pm->graph));
   }
   std::vector<GroupCheck> checks;
   {
     Progress bar("verifying groups", plan.groups.size());
-    checks = verify_groups(pm->graph, plan, *fused, ref, inputs, a.tol, [&](size_t done, const FusionGroup& grp) {
-      bar.update(done, "g" + std::to_string(grp.id) + " " + group_label(pm->graph, grp));
-    });
+    checks = verify_groups(pm->graph, plan, *fused, ref, inputs, a.tol, group_progress(bar, pm->graph));
   }
   std::printf("each group on the reference's values of its inputs, against the reference (rtol %g, atol %g):\n",
               a.tol.rtol, a.tol.atol);

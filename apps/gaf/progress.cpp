@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "fusion/report/report.h"
+
 namespace gaf::cli {
 
 Progress::Progress(std::string step, size_t total)
@@ -33,6 +35,12 @@ void Progress::update(size_t done, const std::string& what) {
                label.c_str());
   std::fflush(stderr);
   shown_ = true;
+}
+
+std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar, const Graph& g) {
+  return [&bar, &g](size_t done, const FusionGroup& grp) {
+    bar.update(done, "g" + std::to_string(grp.id) + " " + group_label(g, grp));
+  };
 }
 
 }  // namespace gaf::cli

@@ -3,7 +3,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
+
+#include "fusion/ir/graph.h"
+#include "fusion/planner/plan.h"
 
 namespace gaf::cli {
 
@@ -21,5 +25,8 @@ class Progress {
   bool shown_ = false;
   std::chrono::steady_clock::time_point t0_;
 };
+
+// A callback for FusedExecutor / verify_groups that moves `bar` on, naming groups "g3 Softmax".
+std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar, const Graph& g);
 
 }  // namespace gaf::cli

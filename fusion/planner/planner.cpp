@@ -297,7 +297,12 @@ class Planner {
       });
       for (const Candidate& cd : cands) {
         if (!groups_[cd.producer].alive || !groups_[cd.consumer].alive) continue;
-        if (groups_[cd.producer].sealed || groups_[cd.consumer].sealed) continue;
+        if (groups_[cd.producer].sealed || groups_[cd.consumer].sealed) {
+          if (tracing())
+            spdlog::debug("planner: not growing {} / {}: a sealed rule's group (its own generate step)",
+                          join_names(v_, groups_[cd.producer].nodes, 2), join_names(v_, groups_[cd.consumer].nodes, 2));
+          continue;
+        }
         std::set<int> nodes = both_nodes(cd.producer, cd.consumer);
         std::set<int> edge = edge_between(cd.producer, cd.consumer);
         auto [code, why] = class_check(cd.producer, cd.consumer);
@@ -308,7 +313,12 @@ class Planner {
                    "generic", edge);
           continue;
         }
-        if (cd.bytes_saved <= 0 && !opts_.fuse_for_launches) continue;
+        if (cd.bytes_saved <= 0 && !opts_.fuse_for_launches) {
+          if (tracing())
+            spdlog::debug("planner: not fusing {} into {}: saves no memory traffic", join_names(v_, groups_[cd.producer].nodes, 2),
+                          join_names(v_, groups_[cd.consumer].nodes, 2));
+          continue;
+        }
         FusionKind kind = merged_kind(cd.producer, cd.consumer);
         if (opts_.disabled_kinds.count(kind)) {
           if (tracing())
@@ -378,7 +388,13 @@ class Planner {
       for (int s : succ_groups(gi))
         if (--indeg[s] == 0) ready.push_back(s);
     }
-    for (FusionGroup& fg : plan.groups) describe_group(v_, fg);
+    for (FusionGroup& fg : plan.groups) {
+      describe_group(v_, fg);
+      if (!tracing()) continue;
+      for (const FuncDecision& d : fg.decisions)
+        spdlog::debug("planner: g{} ({}): '{}' is {}{} - {}", fg.id, fusion_kind_name(fg.kind), d.value,
+                      compute_decision_name(d.decision), d.at.empty() ? "" : " " + d.at, d.reason);
+    }
     plan.refused = refused_;
     return plan;
   }
