@@ -1,5 +1,7 @@
 // gaf report: the HTML page (self-contained, picture, tables; opened in headless Chromium), the
 // JSON with and without --profile, repeated layers folded, no graphviz, and bad options.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "test/cli_util.h"
@@ -43,6 +45,8 @@ TEST(CliReport, HtmlIsSelfContainedWithPictureAndTables) {
   EXPECT_EQ(count(page, "<tr id=\"g"), 10u);
   EXPECT_NE(page.find("<b>compute_at</b>"), std::string::npos);
   EXPECT_NE(page.find("layernorm_decomposed"), std::string::npos);
+  // The wide Q/K/V MatMul maps back to the model's own nodes.
+  EXPECT_NE(page.find("replaces encoder.layer.0/attention/encoder.layer.0.attention.self.key/MatMul_11"), std::string::npos);
   EXPECT_NE(page.find("would recompute expensive work"), std::string::npos);
   // Self-contained: nothing to fetch, nothing to run.
   EXPECT_EQ(page.find("<script"), std::string::npos);
@@ -102,6 +106,13 @@ TEST(CliReport, JsonWithProfile) {
   auto j = nlohmann::json::parse(slurp(dir + "/r.json"));
   EXPECT_EQ(j["schema"], "graph-autofusion/plan/1");
   EXPECT_EQ(j["profile"]["runs"], 2);
+  const auto& qkv = j["groups"][1];
+  ASSERT_EQ(qkv["kind"], "horizontal_matmul");
+  std::vector<std::string> sources = qkv["source_nodes"];
+  for (const char* n : {"encoder.layer.0/attention/encoder.layer.0.attention.self.query/MatMul_6",
+                        "encoder.layer.0/attention/encoder.layer.0.attention.self.key/Add_12",
+                        "encoder.layer.0/attention/Transpose_20"})
+    EXPECT_NE(std::find(sources.begin(), sources.end(), n), sources.end()) << n;
   EXPECT_GT(j["profile"]["fused_forward_ms"].get<double>(), 0.0);
   EXPECT_GT(j["profile"]["unfused_forward_ms"].get<double>(), 0.0);
   double saved = 0;

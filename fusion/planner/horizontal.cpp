@@ -50,7 +50,7 @@ Tensor concat_columns(const std::vector<const Tensor*>& parts) {
 
 }  // namespace
 
-std::vector<std::string> fuse_horizontal_matmuls(Graph& g) {
+std::vector<std::string> fuse_horizontal_matmuls(Graph& g, std::map<std::string, std::vector<std::string>>* replaced) {
   std::vector<std::string> done;
   GraphView v(g);
   std::map<std::string, std::vector<Branch>> by_input;  // activation -> branches (graph order)
@@ -91,6 +91,11 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g) {
     g.add_value(add, unknown);
     added.push_back(Node{base + "/MatMul", "MatMul", {}, {a, w}, {mm}});
     added.push_back(Node{base + "/Add", "Add", {}, {mm, bias}, {add}});
+    if (replaced)
+      for (const Branch& b : branches) {
+        (*replaced)[base + "/MatMul"].push_back(g.nodes()[b.matmul].name);
+        (*replaced)[base + "/Add"].push_back(g.nodes()[b.add].name);
+      }
     Node split{base + "/Split", "Split", {}, {add, sp}, {}};
     split.attrs.set("axis", int64_t{-1});
     for (const Branch& b : branches) split.outputs.push_back(b.out);

@@ -5,6 +5,7 @@
 // then groups the wide MatMul, its bias and the Split.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,8 +15,10 @@
 
 namespace gaf {
 
-// Rewrites `g` in place (it must be typed); returns one line per rewrite naming the MatMuls.
-std::vector<std::string> fuse_horizontal_matmuls(Graph& g);
+// Rewrites `g` in place (it must be typed); returns one line per rewrite naming the MatMuls. With
+// `replaced`, records for the wide MatMul and its Add the original nodes each one replaces.
+std::vector<std::string> fuse_horizontal_matmuls(
+    Graph& g, std::map<std::string, std::vector<std::string>>* replaced = nullptr);
 
 std::shared_ptr<const FusionRule> make_horizontal_matmul_rule();
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ struct FusionPlan {
   std::vector<RefusedMerge> refused;
   std::vector<int> group_of_node;       // node index -> group id
   std::vector<std::string> rewrites;    // graph rewrites applied before grouping (horizontal MatMul)
+  // Nodes a rewrite made -> the source nodes (of the graph as loaded) each one replaces, so every
+  // kernel maps back to the model's own nodes.
+  std::map<std::string, std::vector<std::string>> source_nodes;
 };
 
 }  // namespace gaf

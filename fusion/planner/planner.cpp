@@ -418,11 +418,13 @@ FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleReg
 FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules) {
   opts.validate(rules);
   std::vector<std::string> rewrites;
+  std::map<std::string, std::vector<std::string>> replaced;
   if (opts.enabled && !opts.disabled_kinds.count(FusionKind::HorizontalMatMul) &&
       !opts.disabled_rules.count("horizontal_matmul") && rules.find("horizontal_matmul"))
-    rewrites = fuse_horizontal_matmuls(g);
+    rewrites = fuse_horizontal_matmuls(g, &replaced);
   FusionPlan p = plan_fusion(g, opts, rules);
   p.rewrites = std::move(rewrites);
+  p.source_nodes = std::move(replaced);
   return p;
 }
 

@@ -1,6 +1,5 @@
 #include "fusion/report/explain.h"
 
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -45,23 +44,11 @@ std::string op_desc(const Node& n) {
   return n.op_type + ", " + (s ? op_class_name(s->op_class) : "unknown class");
 }
 
-// A node removed by a rewrite: follow its results forward (in the original graph) to the first
-// value the planned graph still has; its producer there computes the removed node's work.
-int traced_replacement(const Graph& original, const Graph& planned, const Node& gone) {
-  std::map<std::string, int> producer;
-  for (size_t i = 0; i < planned.nodes().size(); ++i)
-    for (const std::string& o : planned.nodes()[i].outputs) producer[o] = static_cast<int>(i);
-  std::vector<std::string> frontier(gone.outputs.begin(), gone.outputs.end());
-  std::set<std::string> seen;
-  while (!frontier.empty()) {
-    std::string v = frontier.back();
-    frontier.pop_back();
-    if (v.empty() || !seen.insert(v).second) continue;
-    if (producer.count(v)) return producer[v];
-    for (const Node& n : original.nodes())
-      for (const std::string& in : n.inputs)
-        if (in == v) frontier.insert(frontier.end(), n.outputs.begin(), n.outputs.end());
-  }
+// The node a rewrite made in place of `name` (FusionPlan::source_nodes), or -1.
+int replacement_of(const Graph& planned, const FusionPlan& plan, const std::string& name) {
+  for (const auto& [made, sources] : plan.source_nodes)
+    for (const std::string& s : sources)
+      if (s == name) return find_exact(planned, made);
   return -1;
 }
 
@@ -89,7 +76,7 @@ std::string explain_node(const Graph& original, const Graph& planned, const Fusi
   if (idx < 0) {
     const Node& gone = original.nodes()[find_exact(original, name)];
     os << "node '" << name << "' (" << op_desc(gone) << ")\n";
-    int to = traced_replacement(original, planned, gone);
+    int to = replacement_of(planned, plan, name);
     os << "rewritten before grouping:";
     for (const std::string& r : plan.rewrites)
       if (r.find("'" + name + "'") != std::string::npos) os << " " << r << ";";

@@ -1,7 +1,7 @@
 // gaf explain: one node's story, read from the plan. Fused: its group, the rule that formed it,
 // the decision for its Func. Not fused: every refused candidate merge involving it, with the
-// reason code and the other node. A node the planner rewrote away (horizontal MatMul) is traced
-// to the node that now computes its result.
+// reason code and the other node. A node the planner rewrote away (horizontal MatMul) is
+// explained through the node that replaced it (FusionPlan::source_nodes).
 #pragma once
 
 #include <string>

@@ -156,8 +156,13 @@ class Writer {
           << esc(grp.rule.empty() ? "-" : grp.rule) << "</td><td>" << esc(group_label(g_, grp))
           << "</td><td class=\"num\">" << grp.nodes.size() << "</td><td>";
       std::string nodes;
-      for (int nd : grp.nodes)
-        nodes += "<div class=\"node\">" + esc(g_.nodes()[nd].name) + " <i>" + esc(g_.nodes()[nd].op_type) + "</i></div>";
+      for (int nd : grp.nodes) {
+        nodes += "<div class=\"node\">" + esc(g_.nodes()[nd].name) + " <i>" + esc(g_.nodes()[nd].op_type) + "</i>";
+        auto src = plan_.source_nodes.find(g_.nodes()[nd].name);
+        if (src != plan_.source_nodes.end())
+          for (const std::string& o : src->second) nodes += "<br>&nbsp;&nbsp;replaces " + esc(o);
+        nodes += "</div>";
+      }
       foldable(grp.nodes.size(), "nodes", nodes);
       os_ << "</td><td>";
       std::string decisions;

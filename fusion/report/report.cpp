@@ -162,9 +162,15 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const Pl
     gj["label"] = group_label(g, grp);
     gj["nodes"] = json::array();
     gj["ops"] = json::array();
+    gj["source_nodes"] = json::array();
     for (int n : grp.nodes) {
       gj["nodes"].push_back(g.nodes()[n].name);
       gj["ops"].push_back(g.nodes()[n].op_type);
+      auto src = plan.source_nodes.find(g.nodes()[n].name);
+      if (src == plan.source_nodes.end())
+        gj["source_nodes"].push_back(g.nodes()[n].name);
+      else
+        for (const std::string& o : src->second) gj["source_nodes"].push_back(o);
     }
     gj["inputs"] = grp.inputs;
     gj["outputs"] = grp.outputs;
