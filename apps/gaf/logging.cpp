@@ -29,7 +29,8 @@ int base_level() {
 
 void configure_logging(int verbose, bool quiet) {
   int level = quiet ? 0 : std::min(3, base_level() + verbose);
-  auto logger = spdlog::stderr_color_mt("gaf");
+  auto logger = spdlog::get("gaf");
+  if (!logger) logger = spdlog::stderr_color_mt("gaf");
   logger->set_pattern("gaf: %^%l%$: %v");
   logger->set_level(kLevels[level].second);
   spdlog::set_default_logger(logger);
