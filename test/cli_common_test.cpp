@@ -25,6 +25,7 @@ TEST(CliCommon, EverySubcommandHasHelpWithTheSharedOptions) {
   EXPECT_EQ(top.exit_code, 0);
   for (const char* sub : {"info", "plan", "run", "report", "explain", "verify"})
     EXPECT_NE(top.out.find(sub), std::string::npos) << sub;
+  EXPECT_NE(top.out.find("Exit codes: 0 ok, 1 user error"), std::string::npos) << top.out;
 }
 
 TEST(CliCommon, LogLevels) {

@@ -8,6 +8,11 @@
 int main(int argc, char** argv) {
   CLI::App app{"graph-autofusion: fuse a model's operators and compile them with Halide"};
   app.require_subcommand(1);
+  app.footer(
+      "A model is path/to/model.onnx or builtin:bert-base. GAF_FUSION (e.g. 'disable-kind=normalization;skip=Erf')\n"
+      "adds fusion controls, GAF_LOG_LEVEL=error|warn|info|debug sets the log level (stderr).\n"
+      "Exit codes: 0 ok, 1 user error (one line naming the file, node or option), 2 internal error,\n"
+      "3 gaf verify found a result above tolerance.");
   gaf::cli::Action run = gaf::cli::add_run_command(app);
   gaf::cli::Action info = gaf::cli::add_info_command(app);
   gaf::cli::Action plan = gaf::cli::add_plan_command(app);
