@@ -8,7 +8,8 @@
 
 namespace gaf {
 
-FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules)
+FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules,
+                             const CompileProgress& progress)
     : g_(g), plan_(plan) {
   auto t0 = std::chrono::steady_clock::now();
   const HostScheduleParams defaults = host_params_for(host_target());
@@ -21,13 +22,14 @@ FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const Sched
     if (it != by_signature_.end()) {
       ++stats_.kernel_cache_hits;
       kernels_.push_back(it->second);
-      continue;
+    } else {
+      std::shared_ptr<GroupKernel> k =
+          compile_group_kernel(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults);
+      ++stats_.kernels_compiled;
+      by_signature_[grp.signature] = k;
+      kernels_.push_back(k);
     }
-    std::shared_ptr<GroupKernel> k =
-        compile_group_kernel(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults);
-    ++stats_.kernels_compiled;
-    by_signature_[grp.signature] = k;
-    kernels_.push_back(k);
+    if (progress) progress(kernels_.size(), grp);
   }
   stats_.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -40,19 +42,24 @@ TensorMap FusedExecutor::run(const TensorMap& inputs) {
   group_ms_.assign(plan_.groups.size(), 0.0);
   for (size_t s = 0; s < plan_.groups.size(); ++s) {
     const FusionGroup& grp = plan_.groups[s];
-    GroupKernel& k = *kernels_[s];
     std::vector<const Tensor*> ins;
     for (const std::string& in : grp.inputs) ins.push_back(store.get(in));
-    std::vector<Tensor> outs;
-    for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
     auto t0 = std::chrono::steady_clock::now();
-    k.run(ins, outs);
+    std::vector<Tensor> outs = run_group(s, ins);
     if (profile_)
       group_ms_[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     store.finish_step(s, grp.outputs, outs, grp.inputs);
   }
   stats_.peak_bytes = std::max(stats_.peak_bytes, store.peak_bytes());
   return store.graph_outputs();
+}
+
+std::vector<Tensor> FusedExecutor::run_group(size_t s, const std::vector<const Tensor*>& inputs) {
+  GroupKernel& k = *kernels_.at(s);
+  std::vector<Tensor> outs;
+  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+  k.run(inputs, outs);
+  return outs;
 }
 
 }  // namespace gaf

@@ -4,6 +4,7 @@
 // (every op alone, same schedules).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -16,11 +17,17 @@ namespace gaf {
 
 class FusedExecutor {
  public:
+  // Called after each group's kernel is ready (compiled or shared): groups done so far, the group.
+  using CompileProgress = std::function<void(size_t done, const FusionGroup& grp)>;
   // Compiles every distinct group signature now (compile time is in stats()). With `schedules`,
   // a group whose signature it holds for this machine uses the tuned parameters (stats()
   // counts them, tuned() tells which), the others the target's defaults.
-  explicit FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules = nullptr);
+  explicit FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules = nullptr,
+                         const CompileProgress& progress = {});
   TensorMap run(const TensorMap& inputs);
+  // Runs group `s` alone: inputs in FusionGroup::inputs order, outputs in FusionGroup::outputs
+  // order (gaf verify feeds it the reference's tensors).
+  std::vector<Tensor> run_group(size_t s, const std::vector<const Tensor*>& inputs);
   const ExecStats& stats() const { return stats_; }
   // Time per group of the last run (milliseconds), when profiling is on.
   void set_profiling(bool on) { profile_ = on; }

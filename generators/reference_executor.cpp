@@ -97,6 +97,17 @@ std::vector<Tensor> ReferenceExecutor::run_node(const Node& node,
   return outs;
 }
 
+std::vector<Tensor> ReferenceExecutor::run_node(const Node& node, const std::vector<const Tensor*>& inputs) {
+  std::vector<TensorDesc> descs(inputs.size());
+  std::vector<const TensorDesc*> types(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) continue;
+    descs[i] = TensorDesc{inputs[i]->dtype(), inputs[i]->shape()};
+    types[i] = &descs[i];
+  }
+  return run_node(node, inputs, types);
+}
+
 TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& inputs) {
   check_graph_inputs(g, inputs);
   const std::vector<Node>& nodes = g.nodes();
@@ -107,15 +118,9 @@ TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& inputs) {
   for (size_t s = 0; s < order.size(); ++s) {
     const Node& n = nodes[order[s]];
     std::vector<const Tensor*> ins(n.inputs.size(), nullptr);
-    std::vector<TensorDesc> descs(n.inputs.size());
-    std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (n.inputs[i].empty()) continue;
-      ins[i] = store.get(n.inputs[i]);
-      descs[i] = TensorDesc{ins[i]->dtype(), ins[i]->shape()};
-      types[i] = &descs[i];
-    }
-    std::vector<Tensor> outs = run_node(n, ins, types);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!n.inputs[i].empty()) ins[i] = store.get(n.inputs[i]);
+    std::vector<Tensor> outs = run_node(n, ins);
     store.finish_step(s, n.outputs, outs, n.inputs);
   }
   stats_.peak_bytes = std::max(stats_.peak_bytes, store.peak_bytes());

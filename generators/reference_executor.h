@@ -38,6 +38,8 @@ class ReferenceExecutor {
   // Evaluates one node on given input tensors (used for constant folding).
   std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs,
                                const std::vector<const TensorDesc*>& types);
+  // Evaluates one node on the tensors of its inputs (null for an omitted optional input).
+  std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs);
 
   const ExecStats& stats() const { return stats_; }
   void reset_stats() { stats_ = ExecStats(); }

@@ -5,9 +5,11 @@
 #   --with-peers adds the benchmark peers: oneDNN (libdnnl-dev) for bench/gaf_bench.
 set -euo pipefail
 
+# graphviz draws the report's picture (dot -Tsvg); libspdlog-dev/libfmt-dev give the CLI's log
+# levels; chromium opens the HTML report in a test (skipped where it is absent).
 packages=(cmake g++ make libhalide14-0-dev libgtest-dev libcli11-dev libonnx-dev libprotobuf-dev
-          protobuf-compiler nlohmann-json3-dev libonnx-testdata
-          python3-torch python3-onnx python3-numpy)
+          protobuf-compiler nlohmann-json3-dev libonnx-testdata graphviz libspdlog-dev libfmt-dev
+          chromium python3-torch python3-onnx python3-numpy)
 for arg in "$@"; do
   case "$arg" in
     --with-peers) packages+=(libdnnl-dev) ;;

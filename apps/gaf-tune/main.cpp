@@ -55,8 +55,10 @@ int main(int argc, char** argv) {
   CLI::App app{"gaf-tune: tune the host schedule parameters of a model's fused groups"};
   gaf::cli::ModelArgs model;
   gaf::cli::FusionArgs fusion;
+  gaf::cli::CommonArgs common;  // -v/-q, --threads
   model.add_to(&app);
   fusion.add_to(&app);
+  common.add_to(&app);
   std::string target = "host", db_path, budget = "10m";
   gaf::tune::TuneOptions opts;
   bool no_mullapudi = false;
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 1;
   }
   try {
+    common.apply();
     if (target != "host")
       throw gaf::GafError("--target '" + target + "': only 'host' is available in this build");
     opts.budget_s = parse_budget(budget);

@@ -11,10 +11,12 @@ namespace {
 
 struct InfoArgs {
   ModelArgs model;
+  CommonArgs common;
   bool dump = false;
 };
 
 int info(const InfoArgs& a) {
+  a.common.apply();
   ReferenceExecutor folder;
   LoadedModel m = load_model(a.model.model, a.model.resolved(), folder);
   const Graph& g = m.graph;
@@ -48,6 +50,7 @@ Action add_info_command(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
   CLI::App* c = app.add_subcommand("info", "print a model's inputs, outputs, op counts and shapes");
   a->model.add_to(c);
+  a->common.add_to(c);
   c->add_flag("--dump", a->dump, "also print every node with its shapes");
   return [a] { return info(*a); };
 }

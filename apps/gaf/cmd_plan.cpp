@@ -13,23 +13,24 @@ namespace {
 struct PlanArgs {
   ModelArgs model;
   FusionArgs fusion;
+  CommonArgs common;
   std::string json_file, dot_file;
 };
 
 int plan(const PlanArgs& a) {
-  RuleRegistry rules = RuleRegistry::builtin();
-  PlannerOptions opts = a.fusion.resolved(rules);
+  a.common.apply();
   ReferenceExecutor folder;
-  LoadedModel m = load_model(a.model.model, a.model.resolved(), folder);
-  FusionPlan p = plan_fusion_rewriting(m.graph, opts, rules);
-  std::cout << "model: " << m.description << "\n";
-  std::cout << fusion_log_lines(m.graph, p) << "\n" << fusion_text_report(m.graph, p);
+  std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, folder);
+  const Graph& g = pm->graph;
+  const FusionPlan& p = pm->plan;
+  std::cout << "model: " << pm->original.description << "\n";
+  std::cout << fusion_log_lines(g, p) << "\n" << fusion_text_report(g, p);
   if (!a.json_file.empty()) {
-    write_file_atomically(a.json_file, {fusion_plan_json(m.graph, p).dump(2) + "\n"});
+    write_file_atomically(a.json_file, {fusion_plan_json(g, p).dump(2) + "\n"});
     std::cout << "wrote " << a.json_file << "\n";
   }
   if (!a.dot_file.empty()) {
-    write_file_atomically(a.dot_file, {fusion_plan_dot(m.graph, p)});
+    write_file_atomically(a.dot_file, {fusion_plan_dot(g, p)});
     std::cout << "wrote " << a.dot_file << "\n";
   }
   return 0;
@@ -42,6 +43,7 @@ Action add_plan_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand("plan", "show the fusion plan: groups, decisions, savings, refusals");
   a->model.add_to(c);
   a->fusion.add_to(c);
+  a->common.add_to(c);
   c->add_option("--json", a->json_file, "write the plan as JSON");
   c->add_option("--dot", a->dot_file, "write the graph with fused groups as Graphviz DOT");
   return [a] { return plan(*a); };

@@ -10,7 +10,12 @@
 #include <filesystem>
 #include <iostream>
 
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
 #include "apps/gaf/commands.h"
+#include "apps/gaf/progress.h"
 #include "fusion/report/report.h"
 #include "generators/fused_executor.h"
 #include "runtime/tensor_io.h"
@@ -22,6 +27,7 @@ namespace {
 struct RunArgs {
   ModelArgs model;
   FusionArgs fusion;
+  CommonArgs common;
   std::vector<std::string> inputs;
   std::string output_dir;
   int repeat = 1;
@@ -61,22 +67,11 @@ double median_ms(int repeat, TensorMap& outs, RunFn run) {
   return t[t.size() / 2];
 }
 
-TensorMap read_inputs(const std::vector<std::string>& specs) {
-  TensorMap inputs;
-  for (const std::string& spec : specs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) throw GafError("--input '" + spec + "': expected NAME=FILE.npy");
-    std::string name = spec.substr(0, eq);
-    if (inputs.count(name)) throw GafError("--input '" + name + "' is given twice");
-    inputs[name] = read_tensor_file(spec.substr(eq + 1));
-  }
-  return inputs;
-}
-
 int run(const RunArgs& a) {
+  a.common.apply();
   std::unique_ptr<ScheduleDb> db;  // read first: a bad file fails before the model is loaded
   if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
-  TensorMap inputs = read_inputs(a.inputs);
+  TensorMap inputs = read_input_files(a.inputs);
   if (!a.output_dir.empty() && !std::filesystem::is_directory(a.output_dir))
     throw GafError("--output-dir '" + a.output_dir + "' is not a directory");
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
@@ -112,7 +107,9 @@ int run(const RunArgs& a) {
     FusionPlan plan = plan_fusion_rewriting(fused_graph, opts, rules);
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
-    FusedExecutor fused(fused_graph, plan, db.get());
+    std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size());
+    FusedExecutor fused(fused_graph, plan, db.get(), group_progress(*bar, fused_graph));
+    bar.reset();
     std::printf("compile: %zu groups -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
                 plan.groups.size(), fused.stats().kernels_compiled, fused.stats().kernel_cache_hits,
                 fused.stats().compile_seconds, plan_s);
@@ -155,6 +152,7 @@ int run(const RunArgs& a) {
     std::printf("output %s: %s%s %s\n", name.c_str(), dtype_name(t.dtype()), shape_str(t.shape()).c_str(),
                 checksum(t).c_str());
   }
+  spdlog::info("threads: this process ran with {} threads", process_threads());
   if (!a.output_dir.empty()) {
     for (const std::string& name : g.outputs()) {
       std::string file = name;
@@ -174,6 +172,7 @@ Action add_run_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand("run", "run a model fused and print time, output shapes and checksums");
   a->model.add_to(c);
   a->fusion.add_to(c);
+  a->common.add_to(c);
   c->add_option("--input", a->inputs, "NAME=FILE.npy (or .pb), repeatable; default: generated inputs");
   c->add_option("--output-dir", a->output_dir, "write DIR/NAME.npy for each graph output");
   c->add_option("--repeat", a->repeat, "timed forward passes after the warm-up")->capture_default_str();

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 
 #include "apps/gaf/model_source.h"
 #include "fusion/planner/planner.h"
@@ -18,7 +19,7 @@ struct ModelArgs {
   ModelOptions resolved() const;  // parses --dim
 };
 
-// Fusion controls shared by plan/run (and the GAF_FUSION environment variable, applied first).
+// Fusion controls shared by plan/run/report/explain/verify (and the GAF_FUSION environment variable, applied first).
 struct FusionArgs {
   bool no_fusion = false;
   std::vector<std::string> disable_kinds, disable_rules, skip;
@@ -27,9 +28,40 @@ struct FusionArgs {
   PlannerOptions resolved(const RuleRegistry& rules) const;
 };
 
+// Options of every subcommand: -v/-q (log level, with GAF_LOG_LEVEL) and --threads (Halide's
+// thread pool). apply() runs before the command does anything else.
+struct CommonArgs {
+  int verbose = 0;
+  bool quiet = false;
+  int threads = 0;  // 0: Halide's default (HL_NUM_THREADS, else one per core)
+  void add_to(CLI::App* app);
+  void apply() const;
+};
+
+// A model loaded (dims bound, folded) and planned: `original` as loaded, `graph` after the
+// planner's rewrites (horizontal MatMul), which `plan` indexes. Do not move it once an executor
+// refers to it.
+struct PlannedModel {
+  LoadedModel original;
+  Graph graph;
+  FusionPlan plan;
+  bool fusion_enabled = true;
+};
+std::unique_ptr<PlannedModel> load_and_plan(const ModelArgs& model, const FusionArgs& fusion,
+                                            ReferenceExecutor& folder, const TensorMap& inputs = {});
+
+// --input NAME=FILE.npy|.pb specs -> tensors (GafError naming the spec or file).
+TensorMap read_input_files(const std::vector<std::string>& specs);
+
+// Threads of this process now (Linux /proc/self/task): the Halide pool's workers plus the caller.
+int process_threads();
+
 using Action = std::function<int()>;
 Action add_run_command(CLI::App& app);
 Action add_info_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
+Action add_report_command(CLI::App& app);
+Action add_explain_command(CLI::App& app);
+Action add_verify_command(CLI::App& app);
 
 }  // namespace gaf::cli

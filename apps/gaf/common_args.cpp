@@ -1,6 +1,11 @@
 #include <cstdlib>
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
 
 #include "apps/gaf/commands.h"
+#include "apps/gaf/logging.h"
+#include "runtime/tensor_io.h"
 
 namespace gaf::cli {
 
@@ -19,6 +24,29 @@ ModelOptions ModelArgs::resolved() const {
     o.dims[name] = v;
   }
   return o;
+}
+
+void CommonArgs::add_to(CLI::App* app) {
+  app->add_flag("-v,--verbose", verbose, "more log output on stderr (-v info, -vv debug: every planner decision)");
+  app->add_flag("-q,--quiet", quiet, "errors only on stderr");
+  app->add_option("--threads", threads, "threads of Halide's thread pool (default: one per core)");
+}
+
+void CommonArgs::apply() const {
+  configure_logging(verbose, quiet);
+  if (threads < 0) throw GafError("--threads must be positive (or 0 for one per core)");
+  if (threads > 0) {
+    // Halide's runtime sizes its thread pool from HL_NUM_THREADS when the first parallel loop
+    // runs; nothing has been JIT-compiled or run yet at this point.
+    setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    spdlog::info("threads: Halide thread pool of {}", threads);
+  }
+}
+
+int process_threads() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
 }
 
 void FusionArgs::add_to(CLI::App* app) {
@@ -46,6 +74,30 @@ PlannerOptions FusionArgs::resolved(const RuleRegistry& rules) const {
   if (max_group_size) spec += "max-size=" + std::to_string(max_group_size) + ";";
   o.apply_controls(spec, rules);
   return o;
+}
+
+std::unique_ptr<PlannedModel> load_and_plan(const ModelArgs& model, const FusionArgs& fusion,
+                                            ReferenceExecutor& folder, const TensorMap& inputs) {
+  RuleRegistry rules = RuleRegistry::builtin();
+  PlannerOptions opts = fusion.resolved(rules);
+  auto pm = std::make_unique<PlannedModel>();
+  pm->original = load_model(model.model, model.resolved(), folder, inputs);
+  pm->graph = pm->original.graph;  // the planner's rewrites apply to this copy
+  pm->plan = plan_fusion_rewriting(pm->graph, opts, rules);
+  pm->fusion_enabled = opts.enabled;
+  return pm;
+}
+
+TensorMap read_input_files(const std::vector<std::string>& specs) {
+  TensorMap inputs;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) throw GafError("--input '" + spec + "': expected NAME=FILE.npy");
+    std::string name = spec.substr(0, eq);
+    if (inputs.count(name)) throw GafError("--input '" + name + "' is given twice");
+    inputs[name] = read_tensor_file(spec.substr(eq + 1));
+  }
+  return inputs;
 }
 
 }  // namespace gaf::cli

@@ -1,5 +1,6 @@
 // gaf: graph-autofusion's command line. Exit codes: 0 ok, 1 user error (bad model, input or
-// option; one line on stderr naming what is wrong), 2 internal error.
+// option; one line on stderr naming what is wrong), 2 internal error, 3 gaf verify found a group
+// or output above tolerance.
 #include <iostream>
 
 #include "apps/gaf/commands.h"
@@ -7,9 +8,17 @@
 int main(int argc, char** argv) {
   CLI::App app{"graph-autofusion: fuse a model's operators and compile them with Halide"};
   app.require_subcommand(1);
+  app.footer(
+      "A model is path/to/model.onnx or builtin:bert-base. GAF_FUSION (e.g. 'disable-kind=normalization;skip=Erf')\n"
+      "adds fusion controls, GAF_LOG_LEVEL=error|warn|info|debug sets the log level (stderr).\n"
+      "Exit codes: 0 ok, 1 user error (one line naming the file, node or option), 2 internal error,\n"
+      "3 gaf verify found a result above tolerance.");
   gaf::cli::Action run = gaf::cli::add_run_command(app);
   gaf::cli::Action info = gaf::cli::add_info_command(app);
   gaf::cli::Action plan = gaf::cli::add_plan_command(app);
+  gaf::cli::Action report = gaf::cli::add_report_command(app);
+  gaf::cli::Action explain = gaf::cli::add_explain_command(app);
+  gaf::cli::Action verify = gaf::cli::add_verify_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -20,6 +29,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("info")) return info();
     if (app.got_subcommand("plan")) return plan();
+    if (app.got_subcommand("report")) return report();
+    if (app.got_subcommand("explain")) return explain();
+    if (app.got_subcommand("verify")) return verify();
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf: error: " << e.what() << std::endl;
     return 1;

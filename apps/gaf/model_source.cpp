@@ -1,5 +1,6 @@
 #include "apps/gaf/model_source.h"
 
+#include <cstdio>
 #include <random>
 
 #include "fusion/frontend/onnx_import.h"
@@ -70,9 +71,16 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
   return m;
 }
 
-TensorMap make_default_inputs(const Graph& g, uint32_t seed) {
+std::string describe_default_inputs(uint32_t seed, const std::optional<std::pair<float, float>>& uniform) {
+  char f[96] = "float32 N(0,1) (attention_mask: ones)";
+  if (uniform) std::snprintf(f, sizeof f, "float32 uniform in [%g, %g]", uniform->first, uniform->second);
+  return "generated (seed " + std::to_string(seed) + "): " + f + ", int64 zeros, bool true";
+}
+
+TensorMap make_default_inputs(const Graph& g, uint32_t seed, const std::optional<std::pair<float, float>>& uniform) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> in_range(uniform ? uniform->first : 0.0f, uniform ? uniform->second : 1.0f);
   TensorMap inputs;
   for (const std::string& name : g.inputs()) {
     const TensorType& ty = g.value(name).type;
@@ -80,7 +88,7 @@ TensorMap make_default_inputs(const Graph& g, uint32_t seed) {
     for (int64_t i = 0; i < t.numel(); ++i) {
       switch (ty.dtype) {
         case DType::Float32:
-          t.data<float>()[i] = name == "attention_mask" ? 1.0f : normal(rng);
+          t.data<float>()[i] = uniform ? in_range(rng) : name == "attention_mask" ? 1.0f : normal(rng);
           break;
         case DType::Int64: t.data<int64_t>()[i] = 0; break;
         case DType::Bool: t.data<uint8_t>()[i] = 1; break;

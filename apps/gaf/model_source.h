@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,11 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
                        ReferenceExecutor& folder, const TensorMap& known_inputs = {});
 
 // Inputs for a run without input files: float32 N(0,1), int64 zeros, bool true; the BERT mask
-// input is all ones. Deterministic for a seed.
-TensorMap make_default_inputs(const Graph& g, uint32_t seed);
+// input is all ones. With `uniform` = {lo, hi}, every float32 input is uniform in [lo, hi]
+// instead. Deterministic for a seed.
+TensorMap make_default_inputs(const Graph& g, uint32_t seed,
+                              const std::optional<std::pair<float, float>>& uniform = std::nullopt);
+// How make_default_inputs chose the values, in words (printed by gaf run and gaf verify).
+std::string describe_default_inputs(uint32_t seed, const std::optional<std::pair<float, float>>& uniform);
 
 }  // namespace gaf

@@ -51,7 +51,8 @@ Tensor concat_columns(const std::vector<const Tensor*>& parts) {
 
 }  // namespace
 
-std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<bool(const Node&)>& skipped) {
+std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<bool(const Node&)>& skipped,
+                                                 std::map<std::string, std::vector<std::string>>* replaced) {
   std::vector<std::string> done;
   GraphView v(g);
   std::map<std::string, std::vector<Branch>> by_input;  // activation -> branches (graph order)
@@ -90,6 +91,11 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
     add_untyped_value(g, add);
     added.push_back(Node{base + "/MatMul", "MatMul", {}, {a, w}, {mm}});
     added.push_back(Node{base + "/Add", "Add", {}, {mm, bias}, {add}});
+    if (replaced)
+      for (const Branch& b : branches) {
+        (*replaced)[base + "/MatMul"].push_back(g.nodes()[b.matmul].name);
+        (*replaced)[base + "/Add"].push_back(g.nodes()[b.add].name);
+      }
     Node split{base + "/Split", "Split", {}, {add, sp}, {}};
     split.attrs.set("axis", int64_t{-1});
     for (const Branch& b : branches) split.outputs.push_back(b.out);
@@ -113,7 +119,7 @@ class HorizontalMatMulRule : public PatternRule {
       : PatternRule("horizontal_matmul", FusionKind::HorizontalMatMul, rule_priority::kMatMulEpilogue + 10,
                     Pattern("MatMul") >> Pattern("Add").with_const() >> Pattern("Split")) {}
   void rewrite(Graph& g, const std::function<bool(const Node&)>& skipped, RewriteLog& log) const override {
-    for (std::string& line : fuse_horizontal_matmuls(g, skipped)) log.applied.push_back(std::move(line));
+    for (std::string& line : fuse_horizontal_matmuls(g, skipped, &log.source_nodes)) log.applied.push_back(std::move(line));
   }
 };
 

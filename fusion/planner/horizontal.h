@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,8 +17,10 @@
 namespace gaf {
 
 // Rewrites `g` in place (it must be typed); returns one line per rewrite naming the MatMuls.
-// Branches with a `skipped` node are left alone.
-std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<bool(const Node&)>& skipped);
+// Branches with a `skipped` node are left alone. With `replaced`, records for the wide MatMul and
+// its Add the original nodes each one replaces.
+std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<bool(const Node&)>& skipped,
+                                                 std::map<std::string, std::vector<std::string>>* replaced = nullptr);
 
 std::shared_ptr<const FusionRule> make_horizontal_matmul_rule();
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct FusionPlan {
   // Graph rewrites applied before grouping, one sentence each starting with its verb
   // ("Rewrote horizontal MatMul: ...", "Folded BatchNormalization 'bn' into 'mm' ...").
   std::vector<std::string> rewrites;
+  // Nodes a rewrite made -> the source nodes (of the graph as loaded) each one replaces, so every
+  // kernel maps back to the model's own nodes.
+  std::map<std::string, std::vector<std::string>> source_nodes;
 };
 
 }  // namespace gaf

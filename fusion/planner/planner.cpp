@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 #include "fusion/planner/group_info.h"
 #include "fusion/planner/peak_memory.h"
 
@@ -19,6 +21,10 @@ struct WorkGroup {
   bool alive = true;
   bool sealed = false;  // formed by a sealed rule (FusionRule::sealed)
 };
+
+// Every planner decision at debug level (gaf -vv, GAF_LOG_LEVEL=debug); arguments are only
+// formatted when debug is on.
+bool tracing() { return spdlog::default_logger_raw()->should_log(spdlog::level::debug); }
 
 std::string join_names(const GraphView& v, const std::set<int>& nodes, size_t max = 4) {
   std::string s;
@@ -48,8 +54,10 @@ class Planner {
   FusionPlan run(const RuleRegistry& rules) {
     if (opts_.enabled) {
       for (const auto& rule : rules.ordered()) {
-        if (opts_.disabled_rules.count(rule->name()) || opts_.disabled_kinds.count(rule->kind()))
+        if (opts_.disabled_rules.count(rule->name()) || opts_.disabled_kinds.count(rule->kind())) {
+          if (tracing()) spdlog::debug("planner: rule {} is disabled (its rule or kind is switched off)", rule->name());
           continue;
+        }
         apply_rule(*rule);
       }
       if (opts_.generic_grouping) generic_grouping();
@@ -67,6 +75,7 @@ class Planner {
               const std::set<int>& nodes) {
     std::string key = code + "|" + msg;
     if (!refused_keys_.insert(key).second) return;
+    if (tracing()) spdlog::debug("planner: refused {} [{}] {}", code, rule, msg);
     RefusedMerge r{code, msg, rule, {}};
     for (int n : nodes) r.nodes.push_back(v_.node(n).name);
     refused_.push_back(r);
@@ -176,7 +185,10 @@ class Planner {
         members.insert(group_of_[n]);
         if (groups_[group_of_[n]].kind != FusionKind::Single) taken = true;
       }
-      if (taken) continue;  // an overlapping (earlier or larger) match won
+      if (taken) {  // an overlapping (earlier or larger) match won
+        if (tracing()) spdlog::debug("planner: rule {} match {} overlaps a group already formed", rule.name(), join_names(v_, nodes));
+        continue;
+      }
       bool skip = false;
       for (int n : nodes)
         if (skipped(n)) {
@@ -205,6 +217,7 @@ class Planner {
                rule.name(), nodes);
         continue;
       }
+      if (tracing()) spdlog::debug("planner: rule {} grouped {} ({})", rule.name(), join_names(v_, nodes, 64), fusion_kind_name(rule.kind()));
       groups_[merge(members, rule.kind(), rule.name())].sealed = rule.sealed();
     }
   }
@@ -336,7 +349,12 @@ class Planner {
       });
       for (const Candidate& cd : cands) {
         if (!groups_[cd.producer].alive || !groups_[cd.consumer].alive) continue;
-        if (groups_[cd.producer].sealed || groups_[cd.consumer].sealed) continue;
+        if (groups_[cd.producer].sealed || groups_[cd.consumer].sealed) {
+          if (tracing())
+            spdlog::debug("planner: not growing {} / {}: a sealed rule's group (its own generate step)",
+                          join_names(v_, groups_[cd.producer].nodes, 2), join_names(v_, groups_[cd.consumer].nodes, 2));
+          continue;
+        }
         std::set<int> nodes = both_nodes(cd.producer, cd.consumer);
         std::set<int> edge = edge_between(cd.producer, cd.consumer);
         auto [code, why] = class_check(cd.producer, cd.consumer);
@@ -347,9 +365,19 @@ class Planner {
                    "generic", edge);
           continue;
         }
-        if (cd.bytes_saved <= 0 && !opts_.fuse_for_launches) continue;
+        if (cd.bytes_saved <= 0 && !opts_.fuse_for_launches) {
+          if (tracing())
+            spdlog::debug("planner: not fusing {} into {}: saves no memory traffic", join_names(v_, groups_[cd.producer].nodes, 2),
+                          join_names(v_, groups_[cd.consumer].nodes, 2));
+          continue;
+        }
         FusionKind kind = merged_kind(cd.producer, cd.consumer);
-        if (opts_.disabled_kinds.count(kind)) continue;
+        if (opts_.disabled_kinds.count(kind)) {
+          if (tracing())
+            spdlog::debug("planner: not fusing {} into {}: kind {} is disabled", join_names(v_, groups_[cd.producer].nodes, 2),
+                          join_names(v_, groups_[cd.consumer].nodes, 2), fusion_kind_name(kind));
+          continue;
+        }
         if (static_cast<int>(nodes.size()) > opts_.max_group_size) {
           refuse(reason::kGroupSize, "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) +
                                          " into " + join_names(v_, groups_[cd.consumer].nodes, 2) +
@@ -373,6 +401,10 @@ class Planner {
           continue;
         }
         std::string rule = merged_rule(cd.producer, cd.consumer);
+        if (tracing())
+          spdlog::debug("planner: generic: fused {} into {} ({} bytes saved) -> {} group, rule {}",
+                        join_names(v_, groups_[cd.producer].nodes, 2), join_names(v_, groups_[cd.consumer].nodes, 2),
+                        cd.bytes_saved, fusion_kind_name(kind), rule);
         merge({cd.producer, cd.consumer}, kind, rule);
         changed = true;
       }
@@ -394,7 +426,13 @@ class Planner {
       for (int n : fg.nodes) plan.group_of_node[n] = fg.id;
       plan.groups.push_back(fg);
     }
-    for (FusionGroup& fg : plan.groups) describe_group(v_, fg);
+    for (FusionGroup& fg : plan.groups) {
+      describe_group(v_, fg);
+      if (!tracing()) continue;
+      for (const FuncDecision& d : fg.decisions)
+        spdlog::debug("planner: g{} ({}): '{}' is {}{} - {}", fg.id, fusion_kind_name(fg.kind), d.value,
+                      compute_decision_name(d.decision), d.at.empty() ? "" : " " + d.at, d.reason);
+    }
     plan.refused = refused_;
     return plan;
   }
@@ -429,6 +467,7 @@ FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const Rul
         rule->rewrite(g, skipped, log);
   FusionPlan p = plan_fusion(g, opts, rules);
   p.rewrites = std::move(log.applied);
+  p.source_nodes = std::move(log.source_nodes);
   p.refused.insert(p.refused.begin(), log.refused.begin(), log.refused.end());
   return p;
 }

@@ -44,6 +44,8 @@ constexpr const char* kNoFold = "GAF-NF007";         // BatchNormalization not f
 constexpr const char* kGroupSize = "GAF-NF010";      // group too large
 constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
 }  // namespace reason
+// One sentence per reason code (docs/USER_GUIDE.md has the same table); "" for an unknown code.
+const char* reason_meaning(const std::string& code);
 
 // The graph must be static and typed (after prepare_graph).
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);

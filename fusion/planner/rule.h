@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct RuleMatch {
 struct RewriteLog {
   std::vector<std::string> applied;
   std::vector<RefusedMerge> refused;
+  // Nodes a rewrite made -> the source nodes (of the graph as loaded) each one replaces.
+  std::map<std::string, std::vector<std::string>> source_nodes;
 };
 
 class FusionRule {

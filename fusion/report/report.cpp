@@ -105,34 +105,21 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan) {
     os << line;
   }
   // The seed's table: fusion kind, count, saving per fusion, total.
-  struct Tot {
-    int count = 0;
-    int64_t saved = 0;
-    int launches = 0;
-  };
-  std::map<std::string, Tot> totals;
-  for (const FusionGroup& grp : plan.groups) {
-    if (grp.nodes.size() < 2) continue;
-    Tot& t = totals[fusion_kind_name(grp.kind)];
-    ++t.count;
-    t.saved += grp.bytes_saved();
-    t.launches += grp.launches_saved();
-  }
   os << "\nfusions by kind:\n";
   std::snprintf(line, sizeof line, "  %-18s %6s %16s %14s %16s\n", "kind", "count", "saved/fusion",
                 "total saved", "launches saved");
   os << line;
-  Tot all;
-  for (const auto& [k, t] : totals) {
+  KindTotal all;
+  for (const auto& [k, t] : fusion_totals(plan)) {
     std::snprintf(line, sizeof line, "  %-18s %6d %16s %14s %16d\n", k.c_str(), t.count,
-                  mb(t.count ? t.saved / t.count : 0).c_str(), mb(t.saved).c_str(), t.launches);
+                  mb(t.count ? t.bytes_saved / t.count : 0).c_str(), mb(t.bytes_saved).c_str(), t.launches_saved);
     os << line;
     all.count += t.count;
-    all.saved += t.saved;
-    all.launches += t.launches;
+    all.bytes_saved += t.bytes_saved;
+    all.launches_saved += t.launches_saved;
   }
   std::snprintf(line, sizeof line, "  %-18s %6d %16s %14s %16d\n", "total", all.count, "",
-                mb(all.saved).c_str(), all.launches);
+                mb(all.bytes_saved).c_str(), all.launches_saved);
   os << line;
   // Refusals by code, then the first few in full (all of them are in the JSON).
   std::map<std::string, int> by_code;
@@ -147,14 +134,26 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan) {
   return os.str();
 }
 
-nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan) {
+std::map<std::string, KindTotal> fusion_totals(const FusionPlan& plan, const PlanProfile* profile) {
+  std::map<std::string, KindTotal> totals;
+  for (const FusionGroup& grp : plan.groups) {
+    if (grp.nodes.size() < 2) continue;
+    KindTotal& t = totals[fusion_kind_name(grp.kind)];
+    ++t.count;
+    t.bytes_saved += grp.bytes_saved();
+    t.launches_saved += grp.launches_saved();
+    if (profile) t.ms_saved += profile->groups.at(grp.id).saved_ms();
+  }
+  return totals;
+}
+
+nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const PlanProfile* profile) {
   using nlohmann::json;
   json j;
   j["schema"] = "graph-autofusion/plan/1";
   j["model"] = g.name;
   j["num_ops"] = g.nodes().size();
   j["groups"] = json::array();
-  std::map<std::string, json> totals;
   for (const FusionGroup& grp : plan.groups) {
     json gj;
     gj["id"] = grp.id;
@@ -163,9 +162,15 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan) {
     gj["label"] = group_label(g, grp);
     gj["nodes"] = json::array();
     gj["ops"] = json::array();
+    gj["source_nodes"] = json::array();
     for (int n : grp.nodes) {
       gj["nodes"].push_back(g.nodes()[n].name);
       gj["ops"].push_back(g.nodes()[n].op_type);
+      auto src = plan.source_nodes.find(g.nodes()[n].name);
+      if (src == plan.source_nodes.end())
+        gj["source_nodes"].push_back(g.nodes()[n].name);
+      else
+        for (const std::string& o : src->second) gj["source_nodes"].push_back(o);
     }
     gj["inputs"] = grp.inputs;
     gj["outputs"] = grp.outputs;
@@ -179,63 +184,28 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan) {
     gj["bytes_fused"] = grp.bytes_fused;
     gj["bytes_saved"] = grp.bytes_saved();
     gj["signature"] = grp.signature;
-    j["groups"].push_back(gj);
-    if (grp.nodes.size() >= 2) {
-      json& t = totals[fusion_kind_name(grp.kind)];
-      if (t.is_null()) t = {{"count", 0}, {"bytes_saved", int64_t{0}}};
-      t["count"] = t["count"].get<int>() + 1;
-      t["bytes_saved"] = t["bytes_saved"].get<int64_t>() + grp.bytes_saved();
+    if (profile) {
+      const GroupTiming& t = profile->groups.at(grp.id);
+      gj["fused_ms"] = t.fused_ms;
+      gj["unfused_ms"] = t.unfused_ms;
     }
+    j["groups"].push_back(gj);
   }
+  json totals = json::object();
+  for (const auto& [kind, t] : fusion_totals(plan, profile)) {
+    totals[kind] = {{"count", t.count}, {"bytes_saved", t.bytes_saved}, {"launches_saved", t.launches_saved}};
+    if (profile) totals[kind]["ms_saved"] = t.ms_saved;
+  }
+  if (profile)
+    j["profile"] = {{"runs", profile->runs},
+                    {"fused_forward_ms", profile->fused_forward_ms},
+                    {"unfused_forward_ms", profile->unfused_forward_ms}};
   j["totals"] = totals;
   j["rewrites"] = plan.rewrites;
   j["refused"] = json::array();
   for (const RefusedMerge& r : plan.refused)
     j["refused"].push_back({{"code", r.code}, {"message", r.message}, {"rule", r.rule}, {"nodes", r.nodes}});
   return j;
-}
-
-std::string fusion_plan_dot(const Graph& g, const FusionPlan& plan) {
-  static const std::map<FusionKind, const char*> colour = {
-      {FusionKind::Elementwise, "#cfe8ff"},      {FusionKind::MatMulEpilogue, "#ffd9b3"},
-      {FusionKind::Normalization, "#d6f5d6"},    {FusionKind::HorizontalMatMul, "#ffe6f0"},
-      {FusionKind::CommCompute, "#e6e0ff"},      {FusionKind::Custom, "#fff5b3"},
-      {FusionKind::Single, "#ffffff"}};
-  std::ostringstream os;
-  auto id = [](int n) { return "n" + std::to_string(n); };
-  auto esc = [](std::string s) {
-    std::string o;
-    for (char c : s) o += (c == '"' ? std::string("\\\"") : std::string(1, c));
-    return o;
-  };
-  os << "digraph fusion {\n  rankdir=TB; node [shape=box, style=\"rounded,filled\", fillcolor=white, fontsize=10];\n";
-  std::map<std::string, int> producer;
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    for (const std::string& o : g.nodes()[i].outputs) producer[o] = static_cast<int>(i);
-  for (const FusionGroup& grp : plan.groups) {
-    bool cluster = grp.nodes.size() >= 2;
-    if (cluster)
-      os << "  subgraph cluster_g" << grp.id << " {\n    label=\"g" << grp.id << " " << esc(group_label(g, grp))
-         << " (" << fusion_kind_name(grp.kind) << ")\"; style=filled; fillcolor=\"" << colour.at(grp.kind) << "\";\n";
-    for (int n : grp.nodes)
-      os << (cluster ? "    " : "  ") << id(n) << " [label=\"" << esc(g.nodes()[n].op_type) << "\", tooltip=\""
-         << esc(g.nodes()[n].name) << "\"];\n";
-    if (cluster) os << "  }\n";
-  }
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    for (const std::string& in : g.nodes()[i].inputs) {
-      auto it = producer.find(in);
-      if (!in.empty() && it != producer.end()) os << "  " << id(it->second) << " -> " << id(static_cast<int>(i)) << ";\n";
-    }
-  // Refused merges between two named nodes: dashed red, labelled with the code.
-  std::map<std::string, int> by_name;
-  for (size_t i = 0; i < g.nodes().size(); ++i) by_name[g.nodes()[i].name] = static_cast<int>(i);
-  for (const RefusedMerge& r : plan.refused)
-    if (r.nodes.size() == 2 && by_name.count(r.nodes[0]) && by_name.count(r.nodes[1]))
-      os << "  " << id(by_name[r.nodes[0]]) << " -> " << id(by_name[r.nodes[1]])
-         << " [style=dashed, color=red, constraint=false, label=\"" << r.code << "\", fontcolor=red];\n";
-  os << "}\n";
-  return os.str();
 }
 
 }  // namespace gaf

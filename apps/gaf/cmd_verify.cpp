@@ -1,0 +1,119 @@
+// gaf verify: every fused group against the unfused reference on the same inputs, per group the
+// max abs / rel error and ULPs, groups above tolerance flagged (exit code 3); then the whole
+// fused forward against the reference run of the model as loaded (before the planner's rewrites).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "apps/gaf/commands.h"
+#include "apps/gaf/progress.h"
+#include "fusion/report/report.h"
+#include "generators/group_verifier.h"
+
+namespace gaf::cli {
+
+namespace {
+
+struct VerifyArgs {
+  ModelArgs model;
+  FusionArgs fusion;
+  CommonArgs common;
+  std::vector<std::string> inputs;
+  uint32_t seed = 0;
+  std::vector<float> range;
+  Tolerance tol;
+};
+
+std::string num(const char* f, double v) {
+  if (std::isinf(v)) return "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void print_row(const std::string& what, const std::string& kind, const std::string& label, size_t ops,
+               const TensorError& e) {
+  std::printf("  %-6s %-17s %-22s %4zu %10s %10s %9s  %s\n", what.c_str(), kind.c_str(), label.c_str(), ops,
+              num("%.2e", e.max_abs).c_str(), num("%.2e", e.max_rel).c_str(),
+              e.max_ulps < 0 ? "-" : std::to_string(e.max_ulps).c_str(),
+              e.ok() ? "ok" : ("ABOVE TOLERANCE (" + std::to_string(e.outside) + " of " +
+                               std::to_string(e.elements) + " elements, worst in '" + e.value + "')").c_str());
+}
+
+int verify(const VerifyArgs& a) {
+  a.common.apply();
+  if (!a.range.empty() && (a.range.size() != 2 || !(a.range[0] < a.range[1])))
+    throw GafError("--range: expected LO,HI with LO < HI, e.g. --range -1,1");
+  if (a.tol.rtol < 0 || a.tol.atol < 0) throw GafError("--rtol and --atol must not be negative");
+  TensorMap inputs = read_input_files(a.inputs);
+  ReferenceExecutor ref;
+  std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, ref, inputs);
+  std::cout << "model: " << pm->original.description << "\n";
+  if (inputs.empty()) {
+    std::optional<std::pair<float, float>> uniform;
+    if (!a.range.empty()) uniform = std::make_pair(a.range[0], a.range[1]);
+    inputs = make_default_inputs(pm->original.graph, a.seed, uniform);
+    std::cout << "inputs: " << describe_default_inputs(a.seed, uniform) << "\n";
+  } else {
+    if (!a.range.empty()) throw GafError("--range applies to generated inputs; it cannot be used with --input");
+    std::cout << "inputs: from --input files\n";
+  }
+  check_graph_inputs(pm->original.graph, inputs);
+  const FusionPlan& plan = pm->plan;
+  std::unique_ptr<FusedExecutor> fused;
+  {
+    Progress bar("compiling groups", plan.groups.size());
+    fused = std::make_unique<FusedExecutor>(pm->graph, plan, nullptr, group_progress(bar, pm->graph));
+  }
+  std::vector<GroupCheck> checks;
+  {
+    Progress bar("verifying groups", plan.groups.size());
+    checks = verify_groups(pm->graph, plan, *fused, ref, inputs, a.tol, group_progress(bar, pm->graph));
+  }
+  std::printf("each group on the reference's values of its inputs, against the reference (rtol %g, atol %g):\n",
+              a.tol.rtol, a.tol.atol);
+  std::printf("  %-6s %-17s %-22s %4s %10s %10s %9s  %s\n", "group", "kind", "label", "ops", "max abs", "max rel",
+              "max ulps", "status");
+  int above = 0;
+  for (const GroupCheck& c : checks) {
+    const FusionGroup& grp = plan.groups[c.group];
+    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), group_label(pm->graph, grp), grp.nodes.size(), c.error);
+    above += !c.error.ok();
+  }
+  // End to end: errors of all groups together, and the planner's rewrites, against the model as loaded.
+  TensorMap got = fused->run(inputs);
+  TensorMap want = ref.run(pm->original.graph, inputs);
+  std::printf("whole model, fused against the reference run of the model as loaded:\n");
+  int outputs_above = 0;
+  for (const auto& [name, t] : want) {
+    TensorError e = compare_tensors(name, got.at(name), t, a.tol);
+    print_row("output", "-", name, pm->graph.nodes().size(), e);
+    outputs_above += !e.ok();
+  }
+  spdlog::info("threads: this process ran with {} threads", process_threads());
+  std::printf("verify: %zu groups checked, %d above tolerance; %zu outputs, %d above tolerance\n", checks.size(), above,
+              want.size(), outputs_above);
+  return above || outputs_above ? 3 : 0;
+}
+
+}  // namespace
+
+Action add_verify_command(CLI::App& app) {
+  auto a = std::make_shared<VerifyArgs>();
+  CLI::App* c = app.add_subcommand("verify", "run each fused group against the unfused reference; per group max abs/rel error and ULPs (exit 3 when above tolerance)");
+  a->model.add_to(c);
+  a->fusion.add_to(c);
+  a->common.add_to(c);
+  c->add_option("--input", a->inputs, "NAME=FILE.npy (or .pb), repeatable; default: generated inputs");
+  c->add_option("--seed", a->seed, "seed of generated inputs")->capture_default_str();
+  c->add_option("--range", a->range, "generated float inputs uniform in [LO,HI], e.g. --range -1,1 (default N(0,1))")
+      ->delimiter(',')
+      ->expected(2);
+  c->add_option("--rtol", a->tol.rtol, "relative tolerance")->capture_default_str();
+  c->add_option("--atol", a->tol.atol, "absolute tolerance")->capture_default_str();
+  return [a] { return verify(*a); };
+}
+
+}  // namespace gaf::cli

@@ -1,0 +1,59 @@
+#include "generators/plan_profiler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "fusion/planner/planner.h"
+
+namespace gaf {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Median forward time and median time per plan group over `runs` runs after a warm-up.
+std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups,
+                                                   const TensorMap& inputs, int runs) {
+  ex.set_profiling(true);
+  ex.run(inputs);
+  std::vector<double> forward;
+  std::vector<std::vector<double>> per(groups);
+  for (int r = 0; r < runs; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    ex.run(inputs);
+    forward.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    for (size_t k = 0; k < groups; ++k) per[k].push_back(ex.group_ms()[k]);
+  }
+  std::vector<double> med;
+  for (auto& v : per) med.push_back(median(v));
+  return {median(forward), med};
+}
+
+}  // namespace
+
+PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,
+                         const ProfileProgress& progress) {
+  PlannerOptions off;
+  off.enabled = false;
+  FusionPlan single = plan_fusion(g, off);
+  FusedExecutor fused(g, plan, nullptr, progress.compile_fused);
+  FusedExecutor unfused(g, single, nullptr, progress.compile_unfused);
+  PlanProfile p;
+  p.runs = runs;
+  auto [fused_fwd, fused_ms] = time_groups(fused, plan.groups.size(), inputs, runs);
+  auto [unfused_fwd, node_ms] = time_groups(unfused, single.groups.size(), inputs, runs);
+  p.fused_forward_ms = fused_fwd;
+  p.unfused_forward_ms = unfused_fwd;
+  for (const FusionGroup& grp : plan.groups) {
+    GroupTiming t;
+    t.fused_ms = fused_ms[grp.id];
+    for (int n : grp.nodes) t.unfused_ms += node_ms[single.group_of_node[n]];
+    p.groups.push_back(t);
+  }
+  return p;
+}
+
+}  // namespace gaf

@@ -1,0 +1,19 @@
+// Measures each group of a plan fused (one kernel) and unfused (each member op its own kernel,
+// same graph, same inputs) in the same process, so "what did this fusion buy" has a figure.
+#pragma once
+
+#include "fusion/planner/plan_profile.h"
+#include "generators/fused_executor.h"
+
+namespace gaf {
+
+struct ProfileProgress {
+  FusedExecutor::CompileProgress compile_fused, compile_unfused;
+};
+
+// `g` is the graph the plan was made for (after the planner's rewrites). One warm-up run, then
+// `runs` timed runs of each executor; per-group times are medians.
+PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,
+                         const ProfileProgress& progress = {});
+
+}  // namespace gaf
