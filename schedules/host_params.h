@@ -17,7 +17,8 @@ struct MatMulParams {
   int k_unroll = 0;
   // Rows of A kept hot across all N panels: row tiles are grouped into blocks of about this
   // many bytes of A (rows x K x 4), blocks outermost, so a tall A (batch 8: M = 1024) is read
-  // from memory once per block rather than once per N panel. 0: no blocking.
+  // from memory once per block rather than once per N panel. Only when A is larger than four
+  // blocks. 0: no blocking.
   int64_t a_block_bytes = 512 * 1024;
 };
 

@@ -43,7 +43,10 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   if (p.matmul.a_block_bytes > 0 && kc && *kc > 0)
     tiles_per_block = std::max<int64_t>(1, p.matmul.a_block_bytes / (*kc * 4) / t.rows);
   Var mb(f.name() + "_mb");
-  bool blocked = tiles_per_block > 0 && M > tiles_per_block * t.rows;
+  // Only a tall A (more than 4 blocks' worth, e.g. batch 8 x seq 128) is blocked: a short one
+  // stays in cache across the panels anyway, and blocking would re-read B once per block.
+  int64_t a_bytes = kc ? M * *kc * 4 : 0;
+  bool blocked = tiles_per_block > 0 && M > tiles_per_block * t.rows && a_bytes > 4 * p.matmul.a_block_bytes;
   if (blocked) {
     f.split(mo, mb, mo, static_cast<int>(tiles_per_block), TailStrategy::GuardWithIf);
     order.emplace_back(mb);

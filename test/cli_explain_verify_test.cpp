@@ -42,7 +42,7 @@ TEST(CliExplain, SkippedNodeAndRewrittenNode) {
   EXPECT_NE(skip.out.find("GAF-NF020"), std::string::npos) << skip.out;
   CommandResult key = run_command(gaf_cmd("explain " + kSmall + " --node self.key/MatMul_11"), dir);
   ASSERT_EQ(key.exit_code, 0) << key.err;
-  EXPECT_NE(key.out.find("rewritten before grouping: horizontal MatMul:"), std::string::npos) << key.out;
+  EXPECT_NE(key.out.find("before grouping: Rewrote horizontal MatMul:"), std::string::npos) << key.out;
   EXPECT_NE(key.out.find("its work is now done by 'encoder.layer.0/attention/encoder.layer.0.attention.self.query/MatMul_6/horizontal/MatMul'"),
             std::string::npos) << key.out;
   EXPECT_NE(key.out.find("fused: group g1 MatMul x3 (horizontal)"), std::string::npos) << key.out;

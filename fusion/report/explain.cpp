@@ -77,7 +77,7 @@ std::string explain_node(const Graph& original, const Graph& planned, const Fusi
     const Node& gone = original.nodes()[find_exact(original, name)];
     os << "node '" << name << "' (" << op_desc(gone) << ")\n";
     int to = replacement_of(planned, plan, name);
-    os << "rewritten before grouping:";
+    os << "before grouping:";  // each rewrite line is a sentence ("Rewrote horizontal MatMul: ...")
     for (const std::string& r : plan.rewrites)
       if (r.find("'" + name + "'") != std::string::npos) os << " " << r << ";";
     if (to < 0) {
