@@ -82,7 +82,8 @@ int run(const RunArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   LoadedModel m = load_model(a.model.model, a.model.resolved(), ref, inputs);
   double load_s = seconds_since(t0);
-  const Graph& g = m.graph;
+  const Graph& g = m.graph;  // moved into the fused graph below unless --compare or --reference
+  const std::vector<std::string> output_names = g.outputs();
   if (inputs.empty()) {
     inputs = make_default_inputs(g, a.seed);
     std::printf("inputs: none given, using generated inputs (seed %u)\n", a.seed);
@@ -103,7 +104,10 @@ int run(const RunArgs& a) {
     std::printf("forward (reference): median %.2f ms over %d run(s)\n", ms, a.repeat);
   } else {
     auto p0 = std::chrono::steady_clock::now();
-    Graph fused_graph = g;  // the planner's rewrites (horizontal MatMul) apply to this copy
+    // The planner's rewrites (horizontal MatMul, BN folding) replace weights: rewrite a copy only
+    // when --compare still needs the graph as loaded, else the loaded graph itself, so the
+    // replaced weights are freed rather than kept as a second copy.
+    Graph fused_graph = a.compare ? Graph(g) : std::move(m.graph);
     FusionPlan plan = plan_fusion_rewriting(fused_graph, opts, rules);
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
@@ -147,14 +151,14 @@ int run(const RunArgs& a) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   std::printf("peak RSS %.1f MB (weights %.1f MB)\n", ru.ru_maxrss / 1024.0, weight_bytes / 1e6);
-  for (const std::string& name : g.outputs()) {
+  for (const std::string& name : output_names) {
     const Tensor& t = outs.at(name);
     std::printf("output %s: %s%s %s\n", name.c_str(), dtype_name(t.dtype()), shape_str(t.shape()).c_str(),
                 checksum(t).c_str());
   }
   spdlog::info("threads: this process ran with {} threads", process_threads());
   if (!a.output_dir.empty()) {
-    for (const std::string& name : g.outputs()) {
+    for (const std::string& name : output_names) {
       std::string file = name;
       std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == ':'; }, '_');
       std::string path = (std::filesystem::path(a.output_dir) / (file + ".npy")).string();
