@@ -31,5 +31,6 @@ using Action = std::function<int()>;
 Action add_run_command(CLI::App& app);
 Action add_info_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
+Action add_compile_command(CLI::App& app);
 
 }  // namespace gaf::cli

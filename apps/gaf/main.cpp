@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   gaf::cli::Action run = gaf::cli::add_run_command(app);
   gaf::cli::Action info = gaf::cli::add_info_command(app);
   gaf::cli::Action plan = gaf::cli::add_plan_command(app);
+  gaf::cli::Action compile = gaf::cli::add_compile_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("info")) return info();
     if (app.got_subcommand("plan")) return plan();
+    if (app.got_subcommand("compile")) return compile();
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf: error: " << e.what() << std::endl;
     return 1;

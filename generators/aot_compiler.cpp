@@ -1,0 +1,260 @@
+#include "generators/aot_compiler.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "fusion/report/report.h"
+#include "generators/group_pipeline.h"
+#include "generators/memory_plan.h"
+#include "schedules/host_target.h"
+
+namespace gaf {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void check_library_name(const std::string& name) {
+  bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!ok) throw GafError("library name '" + name + "' is not a C identifier (letters, digits, '_')");
+}
+
+namespace {
+
+json shape_json(const Shape& s) { return json(s); }
+
+// The temporary folder the outputs are written to; removed unless committed.
+class StagingDir {
+ public:
+  StagingDir(const fs::path& out, const std::string& name)
+      : out_(out), dir_(out / ("." + name + ".tmp." + std::to_string(::getpid()))) {
+    std::error_code ec;
+    fs::create_directories(out_, ec);
+    if (ec || !fs::is_directory(out_)) throw GafError("output folder '" + out_.string() + "' cannot be created");
+    fs::remove_all(dir_, ec);
+    if (!fs::create_directory(dir_, ec) || ec)
+      throw GafError("output folder '" + out_.string() + "' is not writable");
+  }
+  ~StagingDir() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path path(const std::string& file) const { return dir_ / file; }
+  // Moves the listed files into the output folder (rename: atomic per file).
+  std::vector<std::string> commit(const std::vector<std::string>& files) {
+    for (const std::string& f : files)  // the likely failure, checked before anything moves
+      if (fs::is_directory(out_ / f))
+        throw GafError("cannot write '" + (out_ / f).string() + "': it is a folder");
+    std::vector<std::string> done;
+    for (const std::string& f : files) {
+      std::error_code ec;
+      fs::rename(dir_ / f, out_ / f, ec);
+      if (ec) throw GafError("cannot move '" + f + "' into '" + out_.string() + "': " + ec.message());
+      done.push_back((out_ / f).string());
+    }
+    return done;
+  }
+
+ private:
+  fs::path out_, dir_;
+};
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  if (!f) throw GafError("cannot write '" + p.string() + "'");
+}
+
+}  // namespace
+
+AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  check_library_name(opts.name);
+  Halide::Target target = host_target();
+  if (!opts.halide_target.empty()) {
+    if (!Halide::Target::validate_target_string(opts.halide_target))
+      throw GafError("--halide-target '" + opts.halide_target + "' is not a Halide target string");
+    target = Halide::Target(opts.halide_target);
+  }
+  target = target.without_feature(Halide::Target::JIT).with_feature(Halide::Target::NoRuntime);
+  if (target.arch != Halide::Target::X86 || target.os != Halide::Target::Linux)
+    throw GafError("--halide-target '" + opts.halide_target + "': only x86-64 Linux host targets are supported");
+
+  AotResult res;
+  res.groups = static_cast<int>(plan.groups.size());
+  res.target = target.without_feature(Halide::Target::NoRuntime).to_string();
+  StagingDir stage(opts.out_dir, opts.name);
+  const std::string& name = opts.name;
+
+  // ---- kernels: one object per distinct signature ----
+  const HostScheduleParams defaults = host_params_for(target);
+  const std::string machine = opts.schedules ? host_machine_key() : "";
+  std::map<std::string, std::string> fn_of_signature;
+  std::vector<std::string> objects;
+  json kernels = json::array();
+  std::ostringstream protos;
+  std::vector<std::string> fn_of_group;
+  for (const FusionGroup& grp : plan.groups) {
+    auto it = fn_of_signature.find(grp.signature);
+    if (it != fn_of_signature.end()) {
+      fn_of_group.push_back(it->second);
+      continue;
+    }
+    const TunedSchedule* tuned = opts.schedules ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
+    std::string fn = name + "_k" + std::to_string(res.kernels);
+    try {
+      GroupPipeline p(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults, ScheduleSource::Host, target);
+      if (p.has_pipeline()) {
+        std::string obj = stage.path(fn + ".o").string();
+        p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
+        objects.push_back(obj);
+      }
+      json k = {{"function", p.has_pipeline() ? fn : ""},
+                {"signature", grp.signature},
+                {"tuned", tuned != nullptr},
+                {"first_group", grp.id}};
+      kernels.push_back(k);
+      if (p.has_pipeline()) {
+        size_t nargs = grp.inputs.size() + p.computed().size();
+        protos << "int " << fn << "(";
+        for (size_t a = 0; a < nargs; ++a) protos << (a ? ", " : "") << "struct halide_buffer_t*";
+        protos << ");  // g" << grp.id << " " << fusion_kind_name(grp.kind) << ": " << grp.inputs.size()
+               << " inputs, " << p.computed().size() << " outputs\n";
+        protos << "int " << fn << "_argv(void** args);\n";
+      }
+    } catch (const Halide::CompileError& e) {
+      throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
+                     "): Halide compile error: " + std::string(e.what()));
+    }
+    fn_of_signature[grp.signature] = fn;
+    fn_of_group.push_back(fn);
+    ++res.kernels;
+    res.tuned_kernels += tuned != nullptr;
+  }
+
+  // ---- the Halide runtime once, then one static library ----
+  std::string rt = stage.path(name + "_halide_runtime.o").string();
+  Halide::compile_standalone_runtime({{Halide::OutputFileType::object, rt}},
+                                     target.without_feature(Halide::Target::NoRuntime));
+  objects.push_back(rt);
+  Halide::create_static_library(objects, target, stage.path(name + ".a").string());
+
+  // ---- the header: prototypes and the kernel table ----
+  std::ostringstream h;
+  h << "// Generated by gaf compile (graph-autofusion) from " << opts.model << " for " << res.target
+    << ".\n// " << plan.groups.size() << " groups, " << res.kernels << " kernels. Plan: " << name
+    << ".plan.json, weights: " << name << ".weights.\n"
+    << "// Every kernel takes its group's inputs then its outputs as halide_buffer_t*.\n"
+    << "#pragma once\n\n#include <HalideRuntime.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+    << protos.str()
+    << "\n#ifndef GAF_AOT_KERNEL_DEFINED\n#define GAF_AOT_KERNEL_DEFINED\n"
+    << "typedef struct gaf_aot_kernel {\n  const char* name;\n  int (*argv)(void** args);\n} gaf_aot_kernel;\n"
+    << "#endif\n\n"
+    << "static const gaf_aot_kernel " << name << "_kernels[] = {\n";
+  for (const json& k : kernels)
+    if (!k["function"].get<std::string>().empty())
+      h << "    {\"" << k["function"].get<std::string>() << "\", " << k["function"].get<std::string>() << "_argv},\n";
+  h << "    {0, 0}};\n\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
+  write_text(stage.path(name + ".h"), h.str());
+
+  // ---- weights: every constant the groups read (and constant graph outputs) ----
+  MemoryPlan mp = plan_memory(g, plan);
+  res.arena_bytes = mp.arena_bytes;
+  res.lower_bound = mp.lower_bound;
+  std::map<std::string, size_t> slot_of;
+  for (size_t i = 0; i < mp.slots.size(); ++i) slot_of[mp.slots[i].value] = i;
+  std::set<std::string> inputs(g.inputs().begin(), g.inputs().end());
+  std::vector<std::string> weight_names;
+  std::set<std::string> seen;
+  auto note_weight = [&](const std::string& v) {
+    if (!slot_of.count(v) && !inputs.count(v) && g.value(v).constant && seen.insert(v).second)
+      weight_names.push_back(v);
+  };
+  for (const FusionGroup& grp : plan.groups)
+    for (const std::string& in : grp.inputs) note_weight(in);
+  for (const std::string& o : g.outputs()) note_weight(o);
+  json weights = json::array();
+  {
+    std::ofstream wf(stage.path(name + ".weights"), std::ios::binary);
+    int64_t off = 0;
+    for (const std::string& w : weight_names) {
+      const Tensor& t = *g.value(w).constant;
+      int64_t pad = (off + 63) / 64 * 64 - off;
+      static const char zeros[64] = {};
+      wf.write(zeros, pad);
+      off += pad;
+      wf.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+      weights.push_back({{"name", w}, {"dtype", dtype_name(t.dtype())}, {"shape", shape_json(t.shape())},
+                         {"offset", off}, {"bytes", t.nbytes()}});
+      off += static_cast<int64_t>(t.nbytes());
+    }
+    wf.flush();
+    if (!wf) throw GafError("cannot write '" + stage.path(name + ".weights").string() + "'");
+    res.weight_bytes = off;
+  }
+
+  // ---- the plan file ----
+  auto value_json = [&](const std::string& v) {
+    const Value& val = g.value(v);
+    return json{{"name", v}, {"dtype", dtype_name(val.type.dtype)}, {"shape", shape_json(val.type.shape())}};
+  };
+  json j;
+  j["schema"] = "graph-autofusion/aot-plan/1";
+  j["name"] = name;
+  j["model"] = opts.model;
+  j["halide_target"] = res.target;
+  j["library"] = name + ".a";
+  j["header"] = name + ".h";
+  j["weights_file"] = name + ".weights";
+  j["weights_bytes"] = res.weight_bytes;
+  j["inputs"] = json::array();
+  for (const std::string& in : g.inputs()) j["inputs"].push_back(value_json(in));
+  j["outputs"] = json::array();
+  for (const std::string& o : g.outputs()) j["outputs"].push_back(value_json(o));
+  j["kernels"] = kernels;
+  j["arena"] = {{"bytes", mp.arena_bytes}, {"lower_bound", mp.lower_bound},
+                {"alignment", MemoryPlan::kArenaAlignment}};
+  json buffers = json::array();
+  for (const ArenaSlot& s : mp.slots) {
+    json b = value_json(s.value);
+    b["offset"] = s.offset;
+    b["bytes"] = s.bytes;
+    b["live"] = {s.first, s.last};
+    buffers.push_back(b);
+  }
+  j["buffers"] = buffers;
+  j["weights"] = weights;
+  json groups = json::array();
+  for (size_t s = 0; s < plan.groups.size(); ++s) {
+    const FusionGroup& grp = plan.groups[s];
+    json outs = json::array(), computed = json::array();
+    for (const std::string& o : grp.outputs) {
+      outs.push_back(o);
+      if (shape_numel(g.value(o).type.shape()) > 0) computed.push_back(o);
+    }
+    bool empty = computed.empty();
+    groups.push_back({{"id", grp.id},
+                      {"kind", fusion_kind_name(grp.kind)},
+                      {"label", group_label(g, grp)},
+                      {"kernel", empty ? "" : fn_of_group[s]},
+                      {"inputs", grp.inputs},
+                      {"outputs", outs},
+                      {"kernel_outputs", computed}});
+  }
+  j["groups"] = groups;
+  write_text(stage.path(name + ".plan.json"), j.dump(1) + "\n");
+
+  res.files = stage.commit({name + ".a", name + ".h", name + ".weights", name + ".plan.json"});
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace gaf
