@@ -268,3 +268,43 @@ TEST(BertInfer, CorruptPlanOrWeightsNameTheFileAndField) {
 
 }  // namespace
 }  // namespace gaf
+
+namespace gaf {
+namespace {
+
+// examples/aot_onnx configured out of tree with find_package(gaf) (-Dgaf_DIR=this build), on a
+// small ONNX model: gaf_add_fused_library compiles it at build time, the app links it and the
+// plan runtime only, and its output equals gaf run's.
+TEST(ExampleProject, FindPackageGafAddFusedLibraryBuildsAndMatchesJit) {
+  std::string dir = scratch_dir("aot_onnx_example");
+  fs::remove_all(dir);
+  auto step = [&](const std::string& what, const std::string& cmd) {
+    CommandResult r = run_command(cmd, dir + "/log");
+    EXPECT_EQ(r.exit_code, 0) << what << ": " << cmd << "\n" << r.out << r.err;
+    return r;
+  };
+  if (step("model", std::string(python()) + " " + source_dir() + "/test/models/make_tiny_mlp.py " + dir).exit_code) return;
+  if (step("configure", "cmake -S " + source_dir() + "/examples/aot_onnx -B " + dir + "/build -DCMAKE_BUILD_TYPE=Release" +
+                            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR +
+                            " -DMODEL=" + dir + "/tiny_mlp.onnx").exit_code)
+    return;
+  CommandResult b = step("build", "cmake --build " + dir + "/build");
+  if (b.exit_code) return;
+  EXPECT_NE(b.out.find("gaf compile"), std::string::npos) << b.out;
+  fs::create_directories(dir + "/aot");
+  fs::create_directories(dir + "/jit");
+  CommandResult a = step("run", dir + "/build/aot_onnx " + dir + "/in " + dir + "/aot");
+  EXPECT_NE(a.out.find("aot_onnx: "), std::string::npos) << a.out;
+  step("jit", gaf_binary() + " run " + dir + "/tiny_mlp.onnx --input x=" + dir + "/in/x.npy --output-dir " + dir + "/jit");
+  CommandResult l = step("ldd", "ldd " + dir + "/build/aot_onnx");
+  EXPECT_EQ(l.out.find("libHalide"), std::string::npos) << l.out;
+  TensorMap x{{"y", read_npy(dir + "/aot/y.npy")}}, y{{"y", read_npy(dir + "/jit/y.npy")}};
+  ASSERT_EQ(x["y"].shape(), (Shape{2, 8, 16}));
+  EXPECT_LE(max_rel_diff(x, y), 1e-6);
+  double row = 0;  // softmax rows sum to 1: the kernels did run
+  for (int i = 0; i < 16; ++i) row += x["y"].data<float>()[i];
+  EXPECT_NEAR(row, 1.0, 1e-5);
+}
+
+}  // namespace
+}  // namespace gaf
