@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -78,19 +79,35 @@ void write_text(const fs::path& p, const std::string& text) {
 AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   check_library_name(opts.name);
-  Halide::Target target = host_target();
-  if (!opts.halide_target.empty()) {
-    if (!Halide::Target::validate_target_string(opts.halide_target))
-      throw GafError("--halide-target '" + opts.halide_target + "' is not a Halide target string");
-    target = Halide::Target(opts.halide_target);
+  // One target, or several comma-separated (first preferred, last the fallback): each kernel is
+  // then compiled once per target with that target's schedule parameters, plus Halide's wrapper
+  // that picks the first one the CPU supports at run time.
+  std::vector<Halide::Target> targets;
+  std::vector<std::string> specs;
+  for (size_t b = 0;;) {  // "a,,b" and "a," give empty specs, refused below
+    size_t e = opts.halide_target.find(',', b);
+    specs.push_back(opts.halide_target.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
   }
-  target = target.without_feature(Halide::Target::JIT).with_feature(Halide::Target::NoRuntime);
-  if (target.arch != Halide::Target::X86 || target.os != Halide::Target::Linux)
-    throw GafError("--halide-target '" + opts.halide_target + "': only x86-64 Linux host targets are supported");
+  for (const std::string& spec : specs) {
+    Halide::Target t = host_target();
+    if (!opts.halide_target.empty() && spec != "host") {
+      if (spec.empty() || !Halide::Target::validate_target_string(spec))
+        throw GafError("--halide-target '" + spec + "' is not a Halide target string");
+      t = Halide::Target(spec);
+    }
+    t = t.without_feature(Halide::Target::JIT).with_feature(Halide::Target::NoRuntime);
+    if (t.arch != Halide::Target::X86 || t.os != Halide::Target::Linux || t.bits != 64)
+      throw GafError("--halide-target '" + spec + "': only x86-64 Linux host targets are supported");
+    targets.push_back(t);
+  }
+  const Halide::Target& target = targets.front();
 
   AotResult res;
   res.groups = static_cast<int>(plan.groups.size());
-  res.target = target.without_feature(Halide::Target::NoRuntime).to_string();
+  for (const Halide::Target& t : targets)
+    res.target += (res.target.empty() ? "" : ",") + t.without_feature(Halide::Target::NoRuntime).to_string();
   StagingDir stage(opts.out_dir, opts.name);
   const std::string& name = opts.name;
 
@@ -112,10 +129,22 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
     std::string fn = name + "_k" + std::to_string(res.kernels);
     try {
       GroupPipeline p(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults, ScheduleSource::Host, target);
-      if (p.has_pipeline()) {
+      if (p.has_pipeline() && targets.size() == 1) {
         std::string obj = stage.path(fn + ".o").string();
         p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
-        objects.push_back(obj);
+      } else if (p.has_pipeline()) {
+        std::vector<std::unique_ptr<GroupPipeline>> keep;
+        std::vector<std::string> suffixes;
+        for (size_t i = 0; i < targets.size(); ++i) suffixes.push_back("t" + std::to_string(i));
+        auto factory = [&](const std::string& fn_name, const Halide::Target& t) {
+          bool primary = t == targets.front();  // tuned parameters were measured on this machine
+          HostScheduleParams params = host_params_for(t);
+          if (primary && tuned) params = with_tuned(params, *tuned);
+          keep.push_back(std::make_unique<GroupPipeline>(g, grp, params, ScheduleSource::Host, t));
+          return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
+        };
+        Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
+                                    targets, suffixes, factory);
       }
       json k = {{"function", p.has_pipeline() ? fn : ""},
                 {"signature", grp.signature},
@@ -141,10 +170,13 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
   }
 
   // ---- the Halide runtime once, then one static library ----
+  // (for several targets, the fallback's: it must run on every CPU the library does)
   std::string rt = stage.path(name + "_halide_runtime.o").string();
   Halide::compile_standalone_runtime({{Halide::OutputFileType::object, rt}},
-                                     target.without_feature(Halide::Target::NoRuntime));
-  objects.push_back(rt);
+                                     targets.back().without_feature(Halide::Target::NoRuntime));
+  for (const auto& e : fs::directory_iterator(stage.path("")))
+    if (e.path().extension() == ".o") objects.push_back(e.path().string());
+  std::sort(objects.begin(), objects.end());
   Halide::create_static_library(objects, target, stage.path(name + ".a").string());
 
   // ---- the header: prototypes and the kernel table ----

@@ -19,7 +19,9 @@ struct AotOptions {
   std::string name;           // library name, a C identifier: NAME.a, NAME.h, NAME_k<i> functions
   std::string out_dir;        // created if missing
   std::string model;          // recorded in the plan ("builtin:bert-base", a path)
-  std::string halide_target;  // empty: the host JIT target
+  // Empty: the host JIT target. Else Halide target strings, comma-separated for a library that
+  // dispatches at run time (first preferred, last the fallback); "host" = the JIT target.
+  std::string halide_target;
   const ScheduleDb* schedules = nullptr;
 };
 

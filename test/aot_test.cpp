@@ -133,6 +133,8 @@ TEST(GafCompileErrors, OneLineExitOneAndNothingLeftBehind) {
       {"builtin:bert-base --layers 1 --seq 8 --target npu-tile", "npu-tile"},
       {"builtin:bert-base --layers 1 --seq 8 --target gpu", "--target 'gpu'"},
       {"builtin:bert-base --layers 1 --seq 8 --halide-target x86-64-nonsense", "x86-64-nonsense"},
+      {"builtin:bert-base --layers 1 --seq 8 --halide-target host,arm-64-linux", "'arm-64-linux': only x86-64 Linux"},
+      {"builtin:bert-base --layers 1 --seq 8 --halide-target host,", "--halide-target '' is not"},
       {"missing_model.onnx", "missing_model.onnx"},
       {"builtin:bert-base --layers 1 --seq 8 --schedules missing_db.json", "missing_db.json"},
   };
@@ -304,6 +306,45 @@ TEST(ExampleProject, FindPackageGafAddFusedLibraryBuildsAndMatchesJit) {
   double row = 0;  // softmax rows sum to 1: the kernels did run
   for (int i = 0; i < 16; ++i) row += x["y"].data<float>()[i];
   EXPECT_NEAR(row, 1.0, 1e-5);
+}
+
+}  // namespace
+}  // namespace gaf
+
+namespace gaf {
+namespace {
+
+// bert_mt: kernels for AVX-512 (16 lanes) and AVX2 (8 lanes, other tiles) in one library, Halide's
+// wrapper choosing per CPU. Both variants match the JIT path; "fallback" really runs the AVX2 ones.
+TEST(MultiTarget, BothVariantsMatchTheJitPath) {
+  std::string dir = scratch_dir("aot_multitarget");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/in");
+  Tensor h(DType::Float32, {1, 16, 768});
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  for (int64_t i = 0; i < h.numel(); ++i) h.data<float>()[i] = normal(rng);
+  Tensor m(DType::Float32, {1, 16});
+  for (int64_t i = 0; i < 16; ++i) m.data<float>()[i] = i < 12 ? 1.0f : 0.0f;
+  write_npy(dir + "/in/hidden_states.npy", h);
+  write_npy(dir + "/in/attention_mask.npy", m);
+  for (const char* sub : {"jit", "native", "fallback"}) fs::create_directories(dir + "/" + sub);
+  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16 --input hidden_states=" + dir +
+                                      "/in/hidden_states.npy --input attention_mask=" + dir +
+                                      "/in/attention_mask.npy --output-dir " + dir + "/jit",
+                                  dir);
+  ASSERT_EQ(jit.exit_code, 0) << jit.err;
+  TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}};
+  for (const char* mode : {"native", "fallback"}) {
+    CommandResult r = run_command(std::string(AOT_MULTITARGET_RUN) + " " + dir + "/in " + dir + "/" + mode + " " + mode, dir);
+    ASSERT_EQ(r.exit_code, 0) << mode << "\n" << r.err;
+    TensorMap got{{"o", read_npy(dir + "/" + mode + "/last_hidden_state.npy")}};
+    EXPECT_LE(max_rel_diff(got, ref), std::string(mode) == "native" ? 1e-6 : 1e-5) << mode;
+    if (std::string(mode) == "fallback") {
+      EXPECT_NE(r.out.find("refused: "), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("refused: 0\n"), std::string::npos) << "no AVX-512 variant was refused: " << r.out;
+    }
+  }
 }
 
 }  // namespace

@@ -76,7 +76,9 @@ Action add_compile_command(CLI::App& app) {
   c->add_option("--name", a->name, "library and function prefix, a C identifier (default: from the model)");
   c->add_option("--schedules", a->schedules, "tuned-schedule database written by gaf-tune (JSON)");
   c->add_option("--halide-target", a->halide_target,
-                "Halide target string (default: this machine's, e.g. x86-64-linux-avx512_sapphirerapids)");
+                "Halide target (default: host = this machine's, e.g. x86-64-linux-avx512_sapphirerapids); "
+                "several comma-separated = one library dispatching at run time, e.g. "
+                "host,x86-64-linux-sse41-avx-f16c-fma-avx2");
   return [a] { return compile(*a); };
 }
 
