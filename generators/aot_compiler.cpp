@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -287,6 +288,50 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
   res.files = stage.commit({name + ".a", name + ".h", name + ".weights", name + ".plan.json"});
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
+}
+
+std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& g, const FusionPlan& plan,
+                                                                   const std::string& name,
+                                                                   const ScheduleDb* schedules) {
+  check_library_name(name);
+  const HostScheduleParams defaults = host_params_for(host_target());
+  const std::string machine = schedules ? host_machine_key() : "";
+  std::map<std::string, std::function<int(void**)>> table;
+  std::set<std::string> seen;
+  int count = 0;
+  for (const FusionGroup& grp : plan.groups) {
+    if (!seen.insert(grp.signature).second) continue;
+    std::string fn = name + "_k" + std::to_string(count++);  // compile_plan_aot's numbering
+    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
+    std::shared_ptr<GroupPipeline> p;
+    try {
+      p = std::make_shared<GroupPipeline>(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
+                                          ScheduleSource::Host, host_target());
+      if (!p->has_pipeline()) continue;
+      p->pipeline().compile_jit(host_target());
+    } catch (const Halide::CompileError& e) {
+      throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
+                     "): Halide compile error: " + std::string(e.what()));
+    }
+    const size_t n_in = grp.inputs.size();
+    table[fn] = [p, n_in, fn](void** args) -> int {
+      try {
+        for (size_t k = 0; k < n_in; ++k)
+          if (p->params()[k].defined())
+            p->params()[k].set(Halide::Buffer<>(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[k]))));
+        std::vector<Halide::Buffer<>> outs;
+        for (size_t j = 0; j < p->computed().size(); ++j)
+          outs.emplace_back(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[n_in + j])));
+        Halide::Realization r(outs);
+        p->pipeline().realize(r, host_target());
+        return 0;
+      } catch (const Halide::Error& e) {
+        std::cerr << fn << ": " << e.what() << "\n";
+        return -1;
+      }
+    };
+  }
+  return table;
 }
 
 }  // namespace gaf

@@ -6,6 +6,8 @@
 // a temporary folder and renamed into place only when everything succeeded. No Halide here.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,14 @@ struct AotResult {
 
 // `g` must be the graph the plan was made on (after the planner's rewrites).
 AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOptions& opts);
+
+// The same kernels JIT-compiled for this machine, named as compile_plan_aot names them for
+// `name` (NAME_k0, ...), behind the plan runner's interface (runtime/plan_runner.h: PlanKernel):
+// args[i] is a halide_buffer_t*, group inputs then computed outputs; returns 0, or -1 after
+// printing the Halide error. So a plan file gaf compile wrote runs with either kernel kind.
+std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& g, const FusionPlan& plan,
+                                                                   const std::string& name,
+                                                                   const ScheduleDb* schedules = nullptr);
 
 // Throws GafError unless `name` is a C identifier.
 void check_library_name(const std::string& name);

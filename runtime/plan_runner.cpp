@@ -57,7 +57,7 @@ struct PlanRunner::Impl {
   Bytes arena, weights;
   struct Step {
     std::string label;
-    int (*fn)(void**) = nullptr;
+    PlanKernel fn;
     std::vector<Slot*> args;
   };
   std::vector<Step> steps;
@@ -114,7 +114,20 @@ struct PlanRunner::Impl {
   }
 };
 
-PlanRunner::PlanRunner(const std::string& plan_path, const gaf_aot_kernel* kernels) : impl_(new Impl) {
+namespace {
+
+std::map<std::string, PlanKernel> table_of(const gaf_aot_kernel* kernels) {
+  std::map<std::string, PlanKernel> table;
+  for (const gaf_aot_kernel* k = kernels; k && k->name; ++k) table[k->name] = k->argv;
+  return table;
+}
+
+}  // namespace
+
+PlanRunner::PlanRunner(const std::string& plan_path, const gaf_aot_kernel* kernels)
+    : PlanRunner(plan_path, table_of(kernels)) {}
+
+PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> table) : impl_(new Impl) {
   Impl& m = *impl_;
   m.file = plan_path;
   std::ifstream f(plan_path);
@@ -173,8 +186,6 @@ PlanRunner::PlanRunner(const std::string& plan_path, const gaf_aot_kernel* kerne
       if (s.kind == Slot::Arena) s.buf.host = m.arena.get() + s.offset;
     }
 
-    std::map<std::string, int (*)(void**)> table;
-    for (const gaf_aot_kernel* k = kernels; k && k->name; ++k) table[k->name] = k->argv;
     for (const json& grp : m.field(j, "groups", "plan")) {
       std::string where = "group g" + std::to_string(m.field(grp, "id", "group").get<int>());
       std::string fn = m.field(grp, "kernel", where).get<std::string>();

@@ -5,6 +5,7 @@
 // Halide runtime inside NAME.a.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,11 +25,18 @@ typedef struct gaf_aot_kernel {
 
 namespace gaf {
 
+// A kernel behind the one interface the runner calls: args[i] is the i-th halide_buffer_t*
+// (group inputs, then outputs); returns 0 or a Halide error code. An AOT function's `_argv`
+// entry, or a JIT-compiled pipeline (generators/aot_compiler.h: jit_kernel_table).
+using PlanKernel = std::function<int(void** args)>;
+
 class PlanRunner {
  public:
   // `kernels`: a table ended by {0, 0}. Every kernel the plan names must be in it. Errors
   // (missing or corrupt file, bad field, missing kernel) are GafError naming the file and field.
   PlanRunner(const std::string& plan_path, const gaf_aot_kernel* kernels);
+  // The same with kernels by function name.
+  PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> kernels);
   ~PlanRunner();
 
   // Checks every input (present, dtype, shape; unknown names refused) and runs the groups in

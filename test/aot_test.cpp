@@ -349,3 +349,52 @@ TEST(MultiTarget, BothVariantsMatchTheJitPath) {
 
 }  // namespace
 }  // namespace gaf
+
+#include "apps/gaf/model_source.h"
+#include "fusion/planner/planner.h"
+#include "generators/aot_compiler.h"
+#include "runtime/plan_runner.h"
+
+namespace gaf {
+namespace {
+
+// The plan file of bert_infer run in this process with JIT-compiled kernels behind the runner's
+// kernel interface: the same outputs as bert_infer's AOT kernels.
+TEST(JitKernelTable, RunsTheCompiledPlanLikeTheAotLibrary) {
+  std::string dir = scratch_dir("jit_kernel_table");
+  fs::remove_all(dir);
+  std::string inputs = write_inputs(dir + "/in", BERT_SEQ, 768);
+  fs::create_directories(dir + "/aot");
+  CommandResult aot = run_command(std::string(BERT_INFER) + inputs + " --repeat 1 --output-dir " + dir + "/aot", dir);
+  ASSERT_EQ(aot.exit_code, 0) << aot.err;
+
+  ReferenceExecutor folder;
+  ModelOptions mo;
+  mo.layers = BERT_LAYERS;
+  mo.seq = BERT_SEQ;
+  LoadedModel m = load_model("builtin:bert-base", mo, folder);
+  RuleRegistry rules = RuleRegistry::builtin();
+  FusionPlan plan = plan_fusion_rewriting(m.graph, PlannerOptions{}, rules);
+  auto table = jit_kernel_table(m.graph, plan, "bert");
+  EXPECT_EQ(table.size(), json::parse(slurp(BERT_PLAN_FILE))["kernels"].size());
+  PlanRunner runner(BERT_PLAN_FILE, std::map<std::string, PlanKernel>(table.begin(), table.end()));
+  runner.set_profiling(true);
+  std::map<std::string, Tensor> in{{"hidden_states", read_npy(dir + "/in/h.npy")},
+                                   {"attention_mask", read_npy(dir + "/in/m.npy")}};
+  TensorMap jit{{"o", runner.run(in).at("last_hidden_state")}};
+  TensorMap ref{{"o", read_npy(dir + "/aot/last_hidden_state.npy")}};
+  EXPECT_LE(max_rel_diff(jit, ref), 1e-6);
+  double total = 0;
+  for (double ms : runner.group_ms()) total += ms;
+  EXPECT_GT(total, 0.0) << "profiling timed the groups";
+
+  try {  // an empty table
+    PlanRunner wrong(BERT_PLAN_FILE, std::map<std::string, PlanKernel>{});
+    ADD_FAILURE() << "a table without bert_k0 was accepted";
+  } catch (const GafError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'bert_k0' is not in the kernel table"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gaf
