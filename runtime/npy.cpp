@@ -114,13 +114,4 @@ void write_file_atomically(const std::string& path, const std::vector<std::strin
   }
 }
 
-Tensor read_tensor_file(const std::string& path) {
-  auto ends = [&](const std::string& s) {
-    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
-  };
-  if (ends(".npy")) return read_npy(path);
-  if (ends(".pb")) return read_tensor_pb(path);
-  throw GafError(path + ": unknown tensor file type (use .npy or .pb)");
-}
-
 }  // namespace gaf

@@ -113,4 +113,14 @@ Tensor read_tensor_pb(const std::string& path) {
   return tensor_from_proto(p, path);
 }
 
+// Here rather than in npy.cpp, so that gaf_tensor (tensor.cpp, npy.cpp) needs no protobuf.
+Tensor read_tensor_file(const std::string& path) {
+  auto ends = [&](const std::string& s) {
+    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends(".npy")) return read_npy(path);
+  if (ends(".pb")) return read_tensor_pb(path);
+  throw GafError(path + ": unknown tensor file type (use .npy or .pb)");
+}
+
 }  // namespace gaf

@@ -63,5 +63,6 @@ Action add_plan_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
 Action add_explain_command(CLI::App& app);
 Action add_verify_command(CLI::App& app);
+Action add_compile_command(CLI::App& app);
 
 }  // namespace gaf::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   gaf::cli::Action report = gaf::cli::add_report_command(app);
   gaf::cli::Action explain = gaf::cli::add_explain_command(app);
   gaf::cli::Action verify = gaf::cli::add_verify_command(app);
+  gaf::cli::Action compile = gaf::cli::add_compile_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("report")) return report();
     if (app.got_subcommand("explain")) return explain();
     if (app.got_subcommand("verify")) return verify();
+    if (app.got_subcommand("compile")) return compile();
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf: error: " << e.what() << std::endl;
     return 1;

@@ -1,0 +1,85 @@
+// gaf compile: plan a model and compile it ahead of time: DIR/NAME.a (kernels + Halide runtime),
+// DIR/NAME.h, DIR/NAME.plan.json, DIR/NAME.weights (generators/aot_compiler.h).
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "apps/gaf/commands.h"
+#include "fusion/report/report.h"
+#include "generators/aot_compiler.h"
+
+namespace gaf::cli {
+
+namespace {
+
+struct CompileArgs {
+  ModelArgs model;
+  FusionArgs fusion;
+  std::string target = "host";
+  std::string out_dir;
+  std::string name;
+  std::string schedules;
+  std::string halide_target;
+};
+
+// "builtin:bert-base" -> "bert_base", "models/tiny-mlp.onnx" -> "tiny_mlp".
+std::string default_name(const std::string& spec) {
+  std::string base = spec.rfind("builtin:", 0) == 0 ? spec.substr(8) : std::filesystem::path(spec).stem().string();
+  std::string n;
+  for (char c : base) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) n = "m_" + n;
+  return n;
+}
+
+int compile(const CompileArgs& a) {
+  if (a.target == "npu-tile")
+    throw GafError("--target npu-tile: the NPU tile model is not built yet; use --target host");
+  if (a.target != "host") throw GafError("--target '" + a.target + "': expected host or npu-tile");
+  std::string name = a.name.empty() ? default_name(a.model.model) : a.name;
+  check_library_name(name);
+  std::unique_ptr<ScheduleDb> db;
+  if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
+  RuleRegistry rules = RuleRegistry::builtin();
+  PlannerOptions opts = a.fusion.resolved(rules);
+  ReferenceExecutor folder;
+  LoadedModel m = load_model(a.model.model, a.model.resolved(), folder);
+  FusionPlan plan = plan_fusion_rewriting(m.graph, opts, rules);
+  std::printf("model: %s\n", m.description.c_str());
+  std::cout << fusion_log_lines(m.graph, plan);
+  AotOptions ao;
+  ao.name = name;
+  ao.out_dir = a.out_dir;
+  ao.model = a.model.model;
+  ao.halide_target = a.halide_target;
+  ao.schedules = db.get();
+  AotResult r = compile_plan_aot(m.graph, plan, ao);
+  std::printf("compiled: %d groups -> %d kernels (%d tuned) for %s in %.2f s\n", r.groups, r.kernels,
+              r.tuned_kernels, r.target.c_str(), r.seconds);
+  std::printf("memory: arena %.2f MB (lower bound %.2f MB), weights %.1f MB\n", r.arena_bytes / 1e6,
+              r.lower_bound / 1e6, r.weight_bytes / 1e6);
+  for (const std::string& f : r.files) std::printf("wrote %s\n", f.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Action add_compile_command(CLI::App& app) {
+  auto a = std::make_shared<CompileArgs>();
+  CLI::App* c = app.add_subcommand(
+      "compile", "compile a model ahead of time: static library, header, plan file and weights file");
+  a->model.add_to(c);
+  a->fusion.add_to(c);
+  c->add_option("--target", a->target, "host (npu-tile: not built yet)")->capture_default_str();
+  c->add_option("-o,--output-dir", a->out_dir, "folder for NAME.a, NAME.h, NAME.plan.json, NAME.weights")
+      ->required();
+  c->add_option("--name", a->name, "library and function prefix, a C identifier (default: from the model)");
+  c->add_option("--schedules", a->schedules, "tuned-schedule database written by gaf-tune (JSON)");
+  c->add_option("--halide-target", a->halide_target,
+                "Halide target (default: host = this machine's, e.g. x86-64-linux-avx512_sapphirerapids); "
+                "several comma-separated = one library dispatching at run time, e.g. "
+                "host,x86-64-linux-sse41-avx-f16c-fma-avx2");
+  return [a] { return compile(*a); };
+}
+
+}  // namespace gaf::cli

@@ -1,0 +1,150 @@
+#include "generators/group_pipeline.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "generators/custom_algorithm.h"
+
+namespace gaf {
+
+using namespace Halide;
+
+GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
+                             ScheduleSource source, const Target& target)
+    : id_(grp.id) {
+  params_.resize(grp.inputs.size());
+  for (const std::string& in : grp.inputs) {
+    const Value& v = g.value(in);
+    in_descs_.push_back(TensorDesc{v.type.dtype, v.type.shape()});
+  }
+  std::vector<MemberFuncs> members;  // stays empty for a generate step: its Funcs are its own
+  std::vector<TensorFunc> outputs;
+  if (GenerateFn gen = find_custom_algorithm(grp)) {
+    std::vector<TensorFunc> ins;
+    for (size_t k = 0; k < grp.inputs.size(); ++k) ins.push_back(input(g, grp, static_cast<int>(k)));
+    outputs = run_custom_algorithm(gen, ins, g, grp);
+  } else {
+    outputs = compose_members(g, grp, members);
+  }
+
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const TensorFunc& t = outputs[k];
+    outs_.push_back(TensorDesc{t.dtype, t.shape});
+    if (shape_numel(t.shape) == 0) continue;  // zero-sized outputs are not computed
+    computed_.push_back(static_cast<int>(k));
+    out_funcs_.push_back(t.func);
+  }
+  if (out_funcs_.empty()) return;
+  const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
+  if (source == ScheduleSource::Host) apply_fused_schedule(outputs, anchor, members, params);
+  pipeline_ = Pipeline(out_funcs_);
+  if (source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
+  if (std::getenv("GAF_PRINT_LOOP_NEST")) {  // schedule debugging: the loop nest Halide lowers
+    std::fprintf(stderr, "loop nest of group g%d (%s):\n", grp.id, grp.signature.c_str());
+    pipeline_.print_loop_nest();
+  }
+}
+
+std::vector<Argument> GroupPipeline::arguments() {
+  std::vector<Argument> args;
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (!params_[k].defined())
+      params_[k] = ImageParam(halide_type(in_descs_[k].dtype), static_cast<int>(in_descs_[k].shape.size()),
+                              "g" + std::to_string(id_) + "_in" + std::to_string(k));
+    args.push_back(params_[k]);
+  }
+  return args;
+}
+
+// Halide's Mullapudi2016 autoscheduler on this group, given the shapes as estimates.
+void GroupPipeline::autoschedule_mullapudi(const std::vector<TensorFunc>& outputs, const Target& target) {
+  static const bool loaded = [] {
+    const char* installed = "/usr/lib/x86_64-linux-gnu/halide14/libautoschedule_mullapudi2016.so";
+    load_plugin(std::ifstream(installed).good() ? installed : "autoschedule_mullapudi2016");
+    return true;
+  }();
+  (void)loaded;
+  auto region = [](const Shape& s) {
+    Region r;
+    for (auto it = s.rbegin(); it != s.rend(); ++it) r.emplace_back(0, static_cast<int>(*it));
+    return r;
+  };
+  for (size_t k = 0; k < params_.size(); ++k)
+    if (params_[k].defined()) params_[k].set_estimates(region(in_descs_[k].shape));
+  for (const TensorFunc& t : outputs)
+    if (shape_numel(t.shape) > 0) Func(t.func).set_estimates(region(t.shape));
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  pipeline_.auto_schedule("Mullapudi2016", target, MachineParams(cores, 32 << 20, 40));
+}
+
+// Group input k as a Func reading its ImageParam (created on first use).
+TensorFunc GroupPipeline::input(const Graph& g, const FusionGroup& grp, int k) {
+  const Value& v = g.value(grp.inputs[k]);
+  if (!params_[k].defined())
+    params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()),
+                            "g" + std::to_string(grp.id) + "_in" + std::to_string(k));
+  return TensorFunc{Func(params_[k]), v.type.dtype, v.type.shape()};
+}
+
+// The default algorithm: each member's builder on the group inputs and the Funcs of the members
+// before it. Returns the group outputs and fills `members` for the schedule.
+std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const FusionGroup& grp,
+                                                     std::vector<MemberFuncs>& members) {
+  const OpRegistry& reg = OpRegistry::global();
+  std::map<std::string, int> input_index;
+  for (size_t k = 0; k < grp.inputs.size(); ++k) input_index[grp.inputs[k]] = static_cast<int>(k);
+  std::map<std::string, TensorFunc> env;  // values available as Funcs inside the group
+  std::map<std::string, FuncDecision> decision_of;
+  for (const FuncDecision& d : grp.decisions) decision_of[d.value] = d;
+
+  for (int idx : grp.nodes) {
+    const Node& n = g.nodes()[idx];
+    const OpSchema& schema = reg.get(n);
+    auto descs = std::make_unique<std::vector<TensorDesc>>(n.inputs.size());
+    std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
+    std::vector<const Tensor*> values(n.inputs.size(), nullptr);
+    std::vector<TensorFunc> ins(n.inputs.size());
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string& in = n.inputs[i];
+      if (in.empty()) continue;
+      const Value& v = g.value(in);
+      (*descs)[i] = TensorDesc{v.type.dtype, v.type.shape()};
+      types[i] = &(*descs)[i];
+      if (schema.is_value_input(static_cast<int>(i)) && v.constant) values[i] = &*v.constant;
+      ins[i].dtype = v.type.dtype;
+      ins[i].shape = v.type.shape();
+      if (schema.is_shape_only_input(static_cast<int>(i))) continue;
+      auto e = env.find(in);
+      if (e != env.end()) {
+        ins[i] = e->second;
+        continue;
+      }
+      ins[i] = env[in] = input(g, grp, input_index.at(in));
+    }
+    infers_.push_back(std::make_unique<InferContext>(n, types, values));
+    descs_.push_back(std::move(descs));
+    std::vector<TensorDesc> outs = infer_node(schema, n, types, values);
+    BuildContext b(*infers_.back(), ins, outs);
+    schema.build(b);
+    MemberFuncs m;
+    m.stages = b.stages();
+    m.tiled_matmul = schema.op_class == OpClass::MatMul &&
+                     (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
+                                         types[1]->shape.size() >= 2));
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      m.outputs.push_back(b.outputs()[o]);
+      auto d = decision_of.find(n.outputs[o]);
+      m.decisions.push_back(d != decision_of.end() ? d->second : FuncDecision{});
+      if (!n.outputs[o].empty()) env[n.outputs[o]] = b.outputs()[o];
+    }
+    members.push_back(std::move(m));
+  }
+  std::vector<TensorFunc> outputs;
+  for (const std::string& o : grp.outputs) outputs.push_back(env.at(o));
+  return outputs;
+}
+
+}  // namespace gaf

@@ -1,0 +1,52 @@
+// One fused group's algorithm and schedule as a Halide Pipeline, built once and then either
+// JIT-compiled (group_kernel.cpp) or compiled ahead of time to an object file (aot_compiler.cpp):
+// both use exactly this algorithm and this schedule. Includes Halide.h: for generator files only.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "fusion/ops/op_builder.h"
+#include "generators/group_kernel.h"
+#include "schedules/fused_schedule.h"
+
+namespace gaf {
+
+class GroupPipeline {
+ public:
+  // The group's members composed (or its rule's generate step), the fused host schedule with
+  // `params` applied for `target` (or Mullapudi2016's). Throws Halide::CompileError.
+  GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
+                ScheduleSource source, const Halide::Target& target);
+
+  // False when every output is zero-sized: nothing to compute, no pipeline.
+  bool has_pipeline() const { return !computed_.empty(); }
+  Halide::Pipeline& pipeline() { return pipeline_; }
+  // One per group input (FusionGroup::inputs order); undefined where the algorithm never reads
+  // the input (e.g. a shape-only input).
+  std::vector<Halide::ImageParam>& params() { return params_; }
+  // The AOT argument list: every group input in order (an unread input still gets a buffer
+  // argument, so the signature is the same for every group), then the computed outputs.
+  std::vector<Halide::Argument> arguments();
+  // Output descs in FusionGroup::outputs order, and the indices of those computed (non-empty).
+  const std::vector<TensorDesc>& output_descs() const { return outs_; }
+  const std::vector<int>& computed() const { return computed_; }
+
+ private:
+  TensorFunc input(const Graph& g, const FusionGroup& grp, int k);
+  std::vector<TensorFunc> compose_members(const Graph& g, const FusionGroup& grp,
+                                          std::vector<MemberFuncs>& members);
+  void autoschedule_mullapudi(const std::vector<TensorFunc>& outputs, const Halide::Target& target);
+
+  std::vector<std::unique_ptr<InferContext>> infers_;
+  std::vector<std::unique_ptr<std::vector<TensorDesc>>> descs_;
+  std::vector<TensorDesc> outs_;
+  std::vector<TensorDesc> in_descs_;
+  std::vector<Halide::ImageParam> params_;
+  std::vector<int> computed_;
+  std::vector<Halide::Func> out_funcs_;
+  int id_ = -1;
+  Halide::Pipeline pipeline_;
+};
+
+}  // namespace gaf
