@@ -16,6 +16,7 @@ namespace {
 struct CompileArgs {
   ModelArgs model;
   FusionArgs fusion;
+  CommonArgs common;  // -v/-q, --threads
   std::string target = "host";
   std::string out_dir;
   std::string name;
@@ -33,6 +34,7 @@ std::string default_name(const std::string& spec) {
 }
 
 int compile(const CompileArgs& a) {
+  a.common.apply();
   if (a.target == "npu-tile")
     throw GafError("--target npu-tile: the NPU tile model is not built yet; use --target host");
   if (a.target != "host") throw GafError("--target '" + a.target + "': expected host or npu-tile");
@@ -70,6 +72,7 @@ Action add_compile_command(CLI::App& app) {
       "compile", "compile a model ahead of time: static library, header, plan file and weights file");
   a->model.add_to(c);
   a->fusion.add_to(c);
+  a->common.add_to(c);
   c->add_option("--target", a->target, "host (npu-tile: not built yet)")->capture_default_str();
   c->add_option("-o,--output-dir", a->out_dir, "folder for NAME.a, NAME.h, NAME.plan.json, NAME.weights")
       ->required();
