@@ -2,6 +2,7 @@
 // MatMul shape (ours fused vs oneDNN with the same post-ops) and BERT-base forwards (ours fused
 // and unfused, oneDNN hand-fused, PyTorch eager; ours on a PyTorch-exported ONNX too), all in
 // the same run, variants interleaved, medians. See bench/README.md.
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -87,6 +88,14 @@ int run(BenchOptions o, Report& rep, const std::string& json, const std::string&
 }  // namespace gaf::bench
 
 int main(int argc, char** argv) {
+  // The peers' OpenMP threads spin after each primitive by default; interleaved with our Halide
+  // thread pool they would then take the cores from our kernels (measured: our 128-row MatMuls
+  // at half speed). Passive waiting is the fair setting for runtimes taking turns. libgomp reads
+  // it when it loads, before main, hence the re-exec.
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+  }
   using namespace gaf::bench;
   CLI::App app("gaf_bench: ours vs oneDNN vs PyTorch on BERT-base, with this machine's FMA peak");
   BenchOptions o;
