@@ -19,17 +19,22 @@ std::vector<DocCommand> doc_commands(const std::string& file) {
   std::vector<DocCommand> cmds;
   std::istringstream in(slurp(source_dir() + "/" + file));
   std::string line;
-  bool in_text = false;
+  bool in_text = false, after_command = false;  // output lines belong to a command of the same block
   while (std::getline(in, line)) {
     if (line.rfind("```", 0) == 0) {
       in_text = !in_text && line == "```text";
+      after_command = false;
       continue;
     }
     if (!in_text) continue;
-    if (line.rfind("$ ./build/gaf ", 0) == 0)
+    if (line.rfind("$ ./build/gaf ", 0) == 0) {
       cmds.push_back({file, line.substr(2), {}});
-    else if (!cmds.empty() && cmds.back().file == file)
+      after_command = true;
+    } else if (line.rfind("$ ", 0) == 0) {
+      after_command = false;  // another program's command (e.g. the AOT app): not run here
+    } else if (after_command) {
       cmds.back().shown.push_back(line);
+    }
   }
   return cmds;
 }

@@ -66,31 +66,19 @@ std::vector<Candidate> SearchSpace::neighbours(const Candidate& c) const {
   auto add = [&](Candidate n) {
     if (legal(n) && !(n == c) && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   };
-  for (int v : steps(vectors_, c.matmul.vectors)) {
-    Candidate n = c;
-    n.matmul.vectors = v;
-    add(n);
-  }
-  for (int r : steps(rows_, c.matmul.rows)) {
-    Candidate n = c;
-    n.matmul.rows = r;
-    add(n);
-  }
-  for (int k : steps(k_unroll_, c.matmul.k_unroll)) {
-    Candidate n = c;
-    n.matmul.k_unroll = k;
-    add(n);
-  }
-  for (int64_t b : steps(a_block_, c.matmul.a_block_bytes)) {
-    Candidate n = c;
-    n.matmul.a_block_bytes = b;
-    add(n);
-  }
-  for (int64_t t : steps(task_elems_, c.rows.task_elems)) {
-    Candidate n = c;
-    n.rows.task_elems = t;
-    add(n);
-  }
+  // One step along one parameter: `set` writes the value into a copy of c.
+  auto vary = [&](const auto& grid, auto current, auto set) {
+    for (auto x : steps(grid, current)) {
+      Candidate n = c;
+      set(n, x);
+      add(n);
+    }
+  };
+  vary(vectors_, c.matmul.vectors, [](Candidate& n, int v) { n.matmul.vectors = v; });
+  vary(rows_, c.matmul.rows, [](Candidate& n, int v) { n.matmul.rows = v; });
+  vary(k_unroll_, c.matmul.k_unroll, [](Candidate& n, int v) { n.matmul.k_unroll = v; });
+  vary(a_block_, c.matmul.a_block_bytes, [](Candidate& n, int64_t v) { n.matmul.a_block_bytes = v; });
+  vary(task_elems_, c.rows.task_elems, [](Candidate& n, int64_t v) { n.rows.task_elems = v; });
   return out;
 }
 
