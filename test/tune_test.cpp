@@ -1,7 +1,8 @@
 // gaf-tune: the search on a small planned graph writes a database that round-trips and that the
 // fused executor uses; an interrupted search keeps the group in progress and a rerun resumes
 // it; corrupt or mismatched databases are refused with the file, entry and field named; the CLI
-// runs end to end on a one-layer BERT and `gaf run --schedules` reports the tuned groups.
+// runs end to end on a one-layer BERT and `gaf run --schedules` and `gaf compile --schedules`
+// report the tuned groups and kernels.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -182,6 +183,12 @@ TEST(TuneCli, TunesOneLayerBertAndRunUsesTheDatabase) {
   auto r = cli(std::string(GAF_BINARY) + " run " + model + " --schedules " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("schedules: 10 of 10 groups use tuned parameters"), std::string::npos) << r.out;
+  // The AOT compile reads the same database: its 9 distinct kernels all tuned.
+  std::string aot_dir = gaf::testing::scratch_dir("tune_cli_aot");
+  fs::remove_all(aot_dir);
+  auto c = cli(std::string(GAF_BINARY) + " compile " + model + " -o " + aot_dir + " --schedules " + db);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("-> 9 kernels (9 tuned)"), std::string::npos) << c.out;
 
   auto npu = cli(tune_bin + " " + model + " --db " + db + " --target npu-tile");
   EXPECT_EQ(npu.exit_code, 1);
