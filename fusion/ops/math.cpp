@@ -4,18 +4,24 @@ namespace gaf {
 
 using namespace Halide;
 
+// erf as one odd rational function of x on [-4, 4] (clamped outside, where fp32 erf is +-1):
+// x * P(x^2) / Q(x^2), the form and coefficients of the fast float erf used by Eigen and XLA.
+// One branch, no exp: it is evaluated per element in MatMul+GELU epilogues, where the former
+// two-branch form (series below 0.5, exp-based Abramowitz-Stegun above, both computed and
+// selected) cost a quarter of the FFN1 kernel. Max error against std::erf: 4.2e-7 absolute,
+// 4.2e-7 relative (measured on [-6, 6] in 1e-4 steps and down to 1e-8).
 Expr erf_f32(const Expr& x_in) {
-  Expr x = cast<float>(x_in);
-  Expr ax = abs(x);
-  // Taylor: erf(x) = 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+  Expr xf = cast<float>(x_in);
+  Expr x = clamp(xf, -4.0f, 4.0f);
   Expr x2 = x * x;
-  Expr series = x * (1.0f + x2 * (-1.0f / 3 + x2 * (1.0f / 10 + x2 * (-1.0f / 42 + x2 * (1.0f / 216 + x2 * (-1.0f / 1320))))));
-  series = series * 1.1283791670955126f;
-  Expr t = 1.0f / (1.0f + 0.3275911f * ax);
-  Expr poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  Expr as = 1.0f - poly * exp(-ax * ax);
-  Expr big = select(x < 0, -as, as);
-  return select(ax < 0.5f, series, big);
+  Expr p = -2.72614225801306e-10f;
+  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
+                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
+    p = p * x2 + c;
+  Expr q = -1.45660718464996e-05f;
+  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f, -1.42647390514189e-02f})
+    q = q * x2 + c;
+  return select(is_nan(xf), xf, x * p / q);  // the clamp would turn NaN into -1
 }
 
 Expr gelu_erf_f32(const Expr& x) { return 0.5f * x * (1.0f + erf_f32(x * 0.70710678118654752f)); }
