@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/gaf/model_source.h"
+#include "bench/bench_common.h"
 #include "fusion/frontend/passes.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
@@ -21,6 +22,11 @@
 
 namespace gaf {
 namespace {
+
+// Shared with gaf_bench (bench_common.h).
+using bench::matmul_flops;
+using bench::median;
+using bench::prepared;
 
 struct Row {
   std::string name, shape;
@@ -39,22 +45,6 @@ Tensor random_tensor(Shape s, float mean, float stddev, uint32_t seed) {
   float* p = t.data<float>();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(rng);
   return t;
-}
-
-// 2*M*N*K summed over the graph's MatMuls (0 if there are none).
-double matmul_flops(const Graph& g) {
-  double flops = 0;
-  for (const Node& n : g.nodes()) {
-    if (n.op_type != "MatMul") continue;
-    Shape a = g.value(n.inputs[0]).type.shape();
-    flops += 2.0 * shape_numel(g.value(n.outputs[0]).type.shape()) * a.back();
-  }
-  return flops;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The one measurement: plan `g` fused and unfused, compile both, one warm-up run each, then
@@ -96,17 +86,6 @@ Row time_fused_vs_unfused(const std::string& name, const std::string& shape, con
   r.rate = (flops > 0 ? flops : static_cast<double>(traffic)) / (r.fused_ms * 1e6);
   r.max_rel_diff = max_rel_diff(fused_out, unfused_out);
   return r;
-}
-
-// Shape inference and folding for a builder-made graph (all dims static).
-Graph prepared(GraphBuilder& b) {
-  Graph g = b.finish();
-  ReferenceExecutor folder;
-  prepare_graph(g, {}, [&folder](const Node& n, const std::vector<const Tensor*>& in,
-                                 const std::vector<const TensorDesc*>& types) {
-    return folder.run_node(n, in, types);
-  });
-  return g;
 }
 
 // ---- cases: each builds one graph --------------------------------------------------------------
