@@ -9,11 +9,11 @@
 #include <cmath>
 #include <random>
 
-#include "fusion/frontend/passes.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
 #include "schedules/host_params.h"
+#include "planner_test_util.h"
 #include "tensor_compare.h"
 
 using namespace gaf;
@@ -28,19 +28,11 @@ Tensor random(Shape s, uint32_t seed, float scale = 1.0f) {
   return t;
 }
 
-Graph prepared(Graph g) {
-  static ReferenceExecutor folder;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
-  prepare_graph(g, {}, eval);
-  return g;
-}
-
 // Runs `g` through the reference, the fused plan and the unfused plan; expects every output
 // equal within `tol`, and at least `min_fused_groups` groups of more than one node.
 void expect_schedules_match(Graph g, const TensorMap& inputs, gaf::testing::Tolerance tol,
                             size_t min_fused_groups = 0) {
-  g = prepared(std::move(g));
+  g = gaf::testing::prepared(std::move(g));
   ReferenceExecutor ref;
   TensorMap want = ref.run(g, inputs);
   Graph fused_graph = g;

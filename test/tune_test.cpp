@@ -12,11 +12,11 @@
 #include "apps/gaf-tune/search_space.h"
 #include "apps/gaf-tune/tuner.h"
 #include "cli_util.h"
-#include "fusion/frontend/passes.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
 #include "schedules/host_target.h"
+#include "planner_test_util.h"
 #include "tensor_compare.h"
 
 using namespace gaf;
@@ -38,12 +38,7 @@ Graph small_graph() {
   auto x = b.input("x", DType::Float32, {24, 40});
   auto y = b.relu(b.add(b.matmul(x, b.weight("w", random({40, 50}, 1))), b.weight("b", random({50}, 2))));
   b.output(b.softmax(y), "out");
-  Graph g = b.finish();
-  ReferenceExecutor folder;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
-  prepare_graph(g, {}, eval);
-  return g;
+  return gaf::testing::prepared(b.finish());
 }
 
 std::string scratch(const std::string& name) {
