@@ -37,6 +37,11 @@ std::string mismatch(const Tensor& got, const Tensor& want) {
   return "";
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
 
 GroupTimer::GroupTimer(const Graph& g, const FusionGroup& grp, uint32_t seed, int repeat)
@@ -46,15 +51,19 @@ GroupTimer::GroupTimer(const Graph& g, const FusionGroup& grp, uint32_t seed, in
     const Value& v = g.value(in);
     inputs_.push_back(v.constant ? *v.constant : random_like(v.type, rng));
   }
+  for (const Tensor& t : inputs_) input_ptrs_.push_back(&t);
+}
+
+std::vector<Tensor> GroupTimer::output_buffers(const GroupKernel& k) {
+  std::vector<Tensor> outs;
+  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+  return outs;
 }
 
 Measurement GroupTimer::run(GroupKernel& k, bool check) {
-  std::vector<const Tensor*> ins;
-  for (const Tensor& t : inputs_) ins.push_back(&t);
-  std::vector<Tensor> outs;
-  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+  std::vector<Tensor> outs = output_buffers(k);
   Measurement m;
-  k.run(ins, outs);  // warm-up, and the outputs checked
+  k.run(input_ptrs_, outs);  // warm-up, and the outputs checked
   if (check) {
     for (size_t i = 0; i < outs.size(); ++i) {
       std::string bad = mismatch(outs[i], expected_.at(i));
@@ -66,22 +75,17 @@ Measurement GroupTimer::run(GroupKernel& k, bool check) {
   } else {
     expected_ = outs;
   }
-  std::vector<double> t = time_runs(k, repeat_);
-  std::sort(t.begin(), t.end());
   m.ok = true;
-  m.ms = t[t.size() / 2];
+  m.ms = median(time_runs(k, repeat_));
   return m;
 }
 
 std::vector<double> GroupTimer::time_runs(GroupKernel& k, int runs) {
-  std::vector<const Tensor*> ins;
-  for (const Tensor& t : inputs_) ins.push_back(&t);
-  std::vector<Tensor> outs;
-  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+  std::vector<Tensor> outs = output_buffers(k);
   std::vector<double> t;
   for (int r = 0; r < runs; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    k.run(ins, outs);
+    k.run(input_ptrs_, outs);
     t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   return t;
@@ -96,9 +100,7 @@ std::pair<double, double> GroupTimer::confirm(const HostScheduleParams& a, const
     for (double x : time_runs(*ka, repeat_)) ta.push_back(x);
     for (double x : time_runs(*kb, repeat_)) tb.push_back(x);
   }
-  std::sort(ta.begin(), ta.end());
-  std::sort(tb.begin(), tb.end());
-  return {ta[ta.size() / 2], tb[tb.size() / 2]};
+  return {median(ta), median(tb)};
 }
 
 Measurement GroupTimer::measure_default(const HostScheduleParams& defaults) {

@@ -22,6 +22,8 @@ struct Measurement {
 class GroupTimer {
  public:
   GroupTimer(const Graph& g, const FusionGroup& grp, uint32_t seed, int repeat);
+  GroupTimer(const GroupTimer&) = delete;  // input_ptrs_ points into inputs_
+  GroupTimer& operator=(const GroupTimer&) = delete;
   // The default-parameter kernel: its outputs become the expected outputs of every candidate.
   Measurement measure_default(const HostScheduleParams& defaults);
   Measurement measure(const HostScheduleParams& params, ScheduleSource source = ScheduleSource::Host);
@@ -33,11 +35,13 @@ class GroupTimer {
  private:
   Measurement run(GroupKernel& k, bool check);
   std::vector<double> time_runs(GroupKernel& k, int runs);
+  static std::vector<Tensor> output_buffers(const GroupKernel& k);
 
   const Graph& g_;
   const FusionGroup& grp_;
   int repeat_;
   std::vector<Tensor> inputs_;
+  std::vector<const Tensor*> input_ptrs_;  // into inputs_, as GroupKernel::run takes them
   std::vector<Tensor> expected_;
 };
 
