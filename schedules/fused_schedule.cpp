@@ -1,6 +1,7 @@
 #include "schedules/fused_schedule.h"
 
 #include <map>
+#include <set>
 
 #include "schedules/matmul_schedule.h"
 #include "schedules/reference_schedule.h"
@@ -32,12 +33,17 @@ bool same_trailing_dims(const Shape& a, const Shape& b, size_t n) {
 
 // Decides which Func carries each tiled MatMul's register tiles: the group output its epilogue
 // ends in (compute_at decision), else the MatMul's own output, materialised at root. Returns the
-// tiled Funcs by name.
-std::map<std::string, const MemberFuncs*> tile_matmuls(const std::vector<TensorFunc>& outputs,
+// tiled Funcs by name and the members whose MatMul they carry.
+struct Tiles {
+  std::set<std::string> funcs;             // Funcs scheduled as MatMul tiles
+  std::set<const MemberFuncs*> owners;     // members whose output and accumulator those cover
+};
+
+Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
                                                       const TensorFunc* anchor,
                                                       const std::vector<MemberFuncs>& members,
                                                       const HostScheduleParams& p) {
-  std::map<std::string, const MemberFuncs*> tiled;
+  Tiles tiled;
   std::map<std::string, const TensorFunc*> output_named;
   for (const TensorFunc& t : outputs)
     if (t.defined()) output_named[t.func.name()] = &t;
@@ -48,10 +54,13 @@ std::map<std::string, const MemberFuncs*> tile_matmuls(const std::vector<TensorF
     const TensorFunc& mm = m.outputs[0];
     const TensorFunc* carrier = &mm;
     if (!output_named.count(mm.func.name()) && m.decisions[0].decision == ComputeDecision::ComputeAt &&
-        anchor && anchor->defined() && !tiled.count(anchor->func.name()) && !stats &&
+        anchor && anchor->defined() && !tiled.funcs.count(anchor->func.name()) && !stats &&
         same_trailing_dims(anchor->shape, mm.shape, 2))
       carrier = anchor;
-    if (schedule_matmul_tiles(*carrier, *acc, p)) tiled[carrier->func.name()] = &m;
+    if (schedule_matmul_tiles(*carrier, *acc, p)) {
+      tiled.funcs.insert(carrier->func.name());
+      tiled.owners.insert(&m);
+    }
   }
   return tiled;
 }
@@ -60,13 +69,8 @@ std::map<std::string, const MemberFuncs*> tile_matmuls(const std::vector<TensorF
 
 void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const TensorFunc* anchor,
                           const std::vector<MemberFuncs>& members, const HostScheduleParams& p) {
-  std::map<std::string, const MemberFuncs*> tiled = tile_matmuls(group_outputs, anchor, members, p);
-  auto is_tiled = [&](const Func& f) { return tiled.count(f.name()) > 0; };
-  auto tile_owner = [&](const MemberFuncs& m) {
-    for (const auto& kv : tiled)
-      if (kv.second == &m) return true;
-    return false;
-  };
+  const Tiles tiled = tile_matmuls(group_outputs, anchor, members, p);
+  auto is_tiled = [&](const Func& f) { return tiled.funcs.count(f.name()) > 0; };
 
   std::map<std::string, Placement> row_of;
   for (const TensorFunc& t : group_outputs)
@@ -75,7 +79,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
   if (anchor && anchor->defined() && row_of.count(anchor->func.name())) anchor_row = row_of[anchor->func.name()];
 
   for (const MemberFuncs& m : members) {
-    if (tile_owner(m)) continue;  // output and accumulator scheduled by the tiles
+    if (tiled.owners.count(&m)) continue;  // output and accumulator scheduled by the tiles
     // Where this member's stages go: with its compute_at output, or in its own row loop.
     Placement stage_at;
     for (size_t k = 0; k < m.outputs.size(); ++k) {
