@@ -11,6 +11,18 @@ namespace gaf {
 FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules,
                              const CompileProgress& progress)
     : g_(g), plan_(plan) {
+  compile(schedules, progress, nullptr);
+}
+
+FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu,
+                             const CompileProgress& progress)
+    : g_(g), plan_(plan), npu_(true) {
+  compile(nullptr, progress, &npu);
+}
+
+void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& progress, const NpuTarget* npu) {
+  const FusionPlan& plan = plan_;
+  const Graph& g = g_;
   auto t0 = std::chrono::steady_clock::now();
   const HostScheduleParams defaults = host_params_for(host_target());
   const std::string machine = schedules ? host_machine_key() : "";
@@ -24,7 +36,8 @@ FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const Sched
       kernels_.push_back(it->second);
     } else {
       std::shared_ptr<GroupKernel> k =
-          compile_group_kernel(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults);
+          compile_group_kernel(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
+                               npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu);
       ++stats_.kernels_compiled;
       by_signature_[grp.signature] = k;
       kernels_.push_back(k);
@@ -40,6 +53,7 @@ TensorMap FusedExecutor::run(const TensorMap& inputs) {
   for (const FusionGroup& grp : plan_.groups) reads.push_back(grp.inputs);
   ValueStore store(g_, inputs, reads);
   group_ms_.assign(plan_.groups.size(), 0.0);
+  if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
   for (size_t s = 0; s < plan_.groups.size(); ++s) {
     const FusionGroup& grp = plan_.groups[s];
     std::vector<const Tensor*> ins;
@@ -58,6 +72,12 @@ std::vector<Tensor> FusedExecutor::run_group(size_t s, const std::vector<const T
   GroupKernel& k = *kernels_.at(s);
   std::vector<Tensor> outs;
   for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+  if (const NpuStageMap* stages = k.npu_stages()) {
+    if (npu_counts_.size() != plan_.groups.size()) npu_counts_.assign(plan_.groups.size(), NpuCounts());
+    NpuSimulator::Session session(*stages, npu_counts_[s]);
+    k.run(inputs, outs);
+    return outs;
+  }
   k.run(inputs, outs);
   return outs;
 }

@@ -24,6 +24,9 @@ class FusedExecutor {
   // counts them, tuned() tells which), the others the target's defaults.
   explicit FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules = nullptr,
                          const CompileProgress& progress = {});
+  // The NPU tile model: every group with the NPU schedules for `npu`, run on the host, its
+  // staging copies counted by the simulator (npu_counts()). GafError when a tile cannot fit.
+  FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, const CompileProgress& progress = {});
   TensorMap run(const TensorMap& inputs);
   // Runs group `s` alone: inputs in FusionGroup::inputs order, outputs in FusionGroup::outputs
   // order (gaf verify feeds it the reference's tensors).
@@ -34,8 +37,13 @@ class FusedExecutor {
   const std::vector<double>& group_ms() const { return group_ms_; }
   // Per group: whether its kernel uses tuned parameters.
   const std::vector<bool>& tuned() const { return tuned_; }
+  // NPU tile model only: per group, what the simulator counted in the last run; the tiles.
+  const std::vector<NpuCounts>& npu_counts() const { return npu_counts_; }
+  std::vector<std::string> npu_tiles(size_t s) const { return kernels_.at(s)->npu_tiles(); }
 
  private:
+  void compile(const ScheduleDb* schedules, const CompileProgress& progress, const NpuTarget* npu);
+
   const Graph& g_;
   const FusionPlan& plan_;
   std::map<std::string, std::shared_ptr<GroupKernel>> by_signature_;
@@ -44,6 +52,8 @@ class FusedExecutor {
   bool profile_ = false;
   std::vector<double> group_ms_;
   std::vector<bool> tuned_;
+  bool npu_ = false;
+  std::vector<NpuCounts> npu_counts_;
 };
 
 }  // namespace gaf

@@ -9,15 +9,22 @@ namespace gaf {
 namespace {
 
 // The group's pipeline (group_pipeline.h, shared with AOT) JIT-compiled for the host.
+int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { return NpuSimulator::on_event(e); }
+
 class JitGroupKernel : public GroupKernel {
  public:
   JitGroupKernel(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                 ScheduleSource source)
-      : id_(grp.id), p_(g, grp, params, source, host_target()) {
-    if (p_.has_pipeline()) p_.pipeline().compile_jit(host_target());
+                 ScheduleSource source, const NpuTarget* npu)
+      : id_(grp.id), p_(g, grp, params, source, host_target(), npu) {
+    if (!p_.has_pipeline()) return;
+    // NPU kernels report their staging copies to the simulator (npu_sim.h).
+    if (source == ScheduleSource::NpuTile) p_.pipeline().jit_handlers().custom_trace = npu_trace;
+    p_.pipeline().compile_jit(host_target());
   }
 
   const std::vector<TensorDesc>& output_descs() const override { return p_.output_descs(); }
+  const NpuStageMap* npu_stages() const override { return p_.npu() ? &p_.npu()->stages : nullptr; }
+  std::vector<std::string> npu_tiles() const override { return p_.npu() ? p_.npu()->tiles : std::vector<std::string>{}; }
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) override {
     realize_into(p_.pipeline(), p_.params(), inputs, p_.computed(), outputs,
@@ -32,9 +39,10 @@ class JitGroupKernel : public GroupKernel {
 }  // namespace
 
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
-                                                  const HostScheduleParams& params, ScheduleSource source) {
+                                                  const HostScheduleParams& params, ScheduleSource source,
+                                                  const NpuTarget* npu) {
   try {
-    return std::make_unique<JitGroupKernel>(g, grp, params, source);
+    return std::make_unique<JitGroupKernel>(g, grp, params, source, npu);
   } catch (const Halide::CompileError& e) {
     throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
                    "): Halide compile error: " + std::string(e.what()));

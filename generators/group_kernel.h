@@ -9,6 +9,7 @@
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
 #include "fusion/ops/registry.h"
+#include "runtime/npu_sim.h"
 #include "schedules/host_params.h"
 
 namespace gaf {
@@ -20,15 +21,21 @@ class GroupKernel {
   // preallocated with output_descs() shapes, in FusionGroup::outputs order.
   virtual void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) = 0;
   virtual const std::vector<TensorDesc>& output_descs() const = 0;
+  // NPU tile model kernels: what the simulator needs to count their trace, and their tiles.
+  virtual const NpuStageMap* npu_stages() const { return nullptr; }
+  virtual std::vector<std::string> npu_tiles() const { return {}; }
 };
 
-// Who schedules the group: graph-autofusion's host schedules with the given parameters, or
-// Halide's Mullapudi2016 autoscheduler (for comparison in gaf-tune; needs its plugin).
-enum class ScheduleSource { Host, Mullapudi2016 };
+// Who schedules the group: graph-autofusion's host schedules with the given parameters,
+// Halide's Mullapudi2016 autoscheduler (for comparison in gaf-tune; needs its plugin), or the
+// NPU tile model's schedules (schedules/npu_schedule.h; run on the host, traced for the simulator).
+enum class ScheduleSource { Host, Mullapudi2016, NpuTile };
 
 // `g` must be static and typed; value inputs of members must be constants.
+// NpuTile needs `npu`, the target whose buffers the tiles fit.
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
                                                   const HostScheduleParams& params,
-                                                  ScheduleSource source = ScheduleSource::Host);
+                                                  ScheduleSource source = ScheduleSource::Host,
+                                                  const NpuTarget* npu = nullptr);
 
 }  // namespace gaf

@@ -1,5 +1,6 @@
 #include "generators/group_pipeline.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,8 +14,8 @@ namespace gaf {
 using namespace Halide;
 
 GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                             ScheduleSource source, const Target& target)
-    : id_(grp.id) {
+                             ScheduleSource source, const Target& target, const NpuTarget* npu)
+    : id_(grp.id), npu_source_(source == ScheduleSource::NpuTile) {
   params_.resize(grp.inputs.size());
   for (const std::string& in : grp.inputs) {
     const Value& v = g.value(in);
@@ -38,8 +39,19 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostS
     out_funcs_.push_back(t.func);
   }
   if (out_funcs_.empty()) return;
-  const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
-  if (source == ScheduleSource::Host) apply_fused_schedule(outputs, anchor, members, params);
+  if (source == ScheduleSource::NpuTile) {
+    if (!npu) throw GafError("group g" + std::to_string(grp.id) + ": the NPU tile schedule needs a target");
+    std::vector<TensorFunc> computed;
+    for (int k : computed_) computed.push_back(outputs[k]);
+    std::vector<NpuGroupInput> ins;
+    for (size_t k = 0; k < params_.size(); ++k) ins.push_back(NpuGroupInput{params_[k], in_descs_[k].shape});
+    npu_ = apply_npu_schedule("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) + ")",
+                              computed, members, ins, *npu);
+    out_funcs_ = npu_->gm_outputs;  // the GM copies of the outputs' UB tiles
+  } else if (source == ScheduleSource::Host) {
+    const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
+    apply_fused_schedule(outputs, anchor, members, params);
+  }
   pipeline_ = Pipeline(out_funcs_);
   if (source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
   if (std::getenv("GAF_PRINT_LOOP_NEST")) {  // schedule debugging: the loop nest Halide lowers
@@ -48,12 +60,20 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostS
   }
 }
 
+// "g<id>_in<k>". NPU pipelines add a process-wide serial number: Halide does not trace the loads
+// of an ImageParam whose name an earlier pipeline's traced ImageParam already used.
+std::string GroupPipeline::param_name(size_t k) const {
+  static std::atomic<int> serial{0};
+  std::string name = "g" + std::to_string(id_) + "_in" + std::to_string(k);
+  return npu_source_ ? name + "_npu" + std::to_string(serial++) : name;
+}
+
 std::vector<Argument> GroupPipeline::arguments() {
   std::vector<Argument> args;
   for (size_t k = 0; k < params_.size(); ++k) {
     if (!params_[k].defined())
       params_[k] = ImageParam(halide_type(in_descs_[k].dtype), static_cast<int>(in_descs_[k].shape.size()),
-                              "g" + std::to_string(id_) + "_in" + std::to_string(k));
+                              param_name(k));
     args.push_back(params_[k]);
   }
   return args;
@@ -84,8 +104,7 @@ void GroupPipeline::autoschedule_mullapudi(const std::vector<TensorFunc>& output
 TensorFunc GroupPipeline::input(const Graph& g, const FusionGroup& grp, int k) {
   const Value& v = g.value(grp.inputs[k]);
   if (!params_[k].defined())
-    params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()),
-                            "g" + std::to_string(grp.id) + "_in" + std::to_string(k));
+    params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()), param_name(k));
   return TensorFunc{Func(params_[k]), v.type.dtype, v.type.shape()};
 }
 
@@ -131,6 +150,7 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     schema.build(b);
     MemberFuncs m;
     m.stages = b.stages();
+    m.layout = schema.op_class == OpClass::Injective || schema.op_class == OpClass::Opaque;
     m.tiled_matmul = schema.op_class == OpClass::MatMul &&
                      (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
                                          types[1]->shape.size() >= 2));

@@ -4,20 +4,23 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fusion/ops/op_builder.h"
 #include "generators/group_kernel.h"
 #include "schedules/fused_schedule.h"
+#include "schedules/npu_schedule.h"
 
 namespace gaf {
 
 class GroupPipeline {
  public:
   // The group's members composed (or its rule's generate step), the fused host schedule with
-  // `params` applied for `target` (or Mullapudi2016's). Throws Halide::CompileError.
+  // `params` applied for `target` (or Mullapudi2016's, or with NpuTile the NPU tile model's for
+  // `npu`). Throws Halide::CompileError, or GafError when an NPU tile cannot fit.
   GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                ScheduleSource source, const Halide::Target& target);
+                ScheduleSource source, const Halide::Target& target, const NpuTarget* npu = nullptr);
 
   // False when every output is zero-sized: nothing to compute, no pipeline.
   bool has_pipeline() const { return !computed_.empty(); }
@@ -31,6 +34,8 @@ class GroupPipeline {
   // Output descs in FusionGroup::outputs order, and the indices of those computed (non-empty).
   const std::vector<TensorDesc>& output_descs() const { return outs_; }
   const std::vector<int>& computed() const { return computed_; }
+  // With ScheduleSource::NpuTile: the stage map for the simulator and the tiles chosen.
+  const NpuSchedule* npu() const { return npu_ ? &*npu_ : nullptr; }
 
  private:
   TensorFunc input(const Graph& g, const FusionGroup& grp, int k);
@@ -45,8 +50,12 @@ class GroupPipeline {
   std::vector<Halide::ImageParam> params_;
   std::vector<int> computed_;
   std::vector<Halide::Func> out_funcs_;
+  std::string param_name(size_t k) const;
+
   int id_ = -1;
+  bool npu_source_ = false;
   Halide::Pipeline pipeline_;
+  std::optional<NpuSchedule> npu_;
 };
 
 }  // namespace gaf

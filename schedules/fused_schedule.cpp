@@ -120,6 +120,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           schedule_accumulator(s);
           break;
         case StageRole::Constant: f.compute_root(); break;
+        case StageRole::Operand: break;  // inlined into the accumulator
         case StageRole::Pointwise:
           if (f.has_update_definition()) f.compute_root();
           break;

@@ -36,6 +36,7 @@ bool schedule_accumulator(const Stage& s) {
 void apply_reference_schedule(const std::vector<TensorFunc>& outputs,
                               const std::vector<Stage>& stages) {
   for (const Stage& s : stages) {
+    if (s.role == StageRole::Operand) continue;  // inlined into the accumulator
     Func f = s.func;
     f.compute_root();
     // At root the accumulator is its own loop nest: parallel over its rows too.

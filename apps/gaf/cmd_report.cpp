@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/gaf/commands.h"
+#include "apps/gaf/npu_report.h"
 #include "apps/gaf/progress.h"
 #include "fusion/report/graphviz.h"
 #include "fusion/report/html_report.h"
@@ -28,6 +29,8 @@ struct ReportArgs {
   int repeat = 3;
   std::vector<std::string> inputs;
   uint32_t seed = 0;
+  std::string target = "host";
+  std::string npu_target_file;  // empty: the built-in target
 };
 
 void check_writable(const std::string& option, const std::string& file) {
@@ -49,7 +52,11 @@ std::pair<std::string, std::string> picture(const PlannedModel& pm) {
 
 int report(const ReportArgs& a) {
   a.common.apply();
-  if (a.html_file.empty() && a.json_file.empty()) throw GafError("nothing to write: give --html FILE and/or --json FILE");
+  const bool npu = a.target == "npu-tile";
+  if (!npu && a.html_file.empty() && a.json_file.empty())
+    throw GafError("nothing to write: give --html FILE and/or --json FILE (or --target npu-tile for the NPU table)");
+  if (!npu && !a.npu_target_file.empty()) throw GafError("--npu-target needs --target npu-tile");
+  const NpuTarget npu_target = npu ? npu_target_or_default(a.npu_target_file) : NpuTarget();
   check_writable("--html", a.html_file);
   check_writable("--json", a.json_file);
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
@@ -71,9 +78,23 @@ int report(const ReportArgs& a) {
     std::printf("profile: forward %.2f ms fused vs %.2f ms unfused (median of %d runs)\n", profile->fused_forward_ms,
                 profile->unfused_forward_ms, profile->runs);
   }
+  std::optional<NpuPlanModel> npu_model;
+  if (npu) {
+    if (inputs.empty()) inputs = make_default_inputs(pm->graph, a.seed);
+    check_graph_inputs(pm->graph, inputs);
+    Progress fused_bar("compiling fused groups for npu-tile", pm->plan.groups.size());
+    Progress unfused_bar("compiling unfused ops for npu-tile", pm->graph.nodes().size());
+    ProfileProgress progress{
+        group_progress(fused_bar, pm->graph),
+        [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, pm->graph.nodes()[grp.nodes[0]].name); }};
+    npu_model = model_plan_on_npu(pm->graph, pm->plan, inputs, npu_target, progress);
+    std::cout << "\n" << npu_report_text(pm->graph, pm->plan, *npu_model);
+  }
   const PlanProfile* prof = profile ? &*profile : nullptr;
   if (!a.json_file.empty()) {
-    write_file_atomically(a.json_file, {fusion_plan_json(pm->graph, pm->plan, prof).dump(2) + "\n"});
+    nlohmann::json j = fusion_plan_json(pm->graph, pm->plan, prof);
+    if (npu_model) j["npu_tile"] = npu_report_json(pm->graph, pm->plan, *npu_model);
+    write_file_atomically(a.json_file, {j.dump(2) + "\n"});
     std::cout << "wrote " << a.json_file << "\n";
   }
   if (!a.html_file.empty()) {
@@ -98,7 +119,14 @@ Action add_report_command(CLI::App& app) {
   c->add_flag("--profile", a->profile, "measure each group fused and its ops unfused, in this run");
   c->add_option("--repeat", a->repeat, "--profile: timed runs (medians)")->capture_default_str();
   c->add_option("--input", a->inputs, "--profile: NAME=FILE.npy (or .pb), repeatable; default: generated inputs");
-  c->add_option("--seed", a->seed, "--profile: seed of generated inputs")->capture_default_str();
+  c->add_option("--seed", a->seed, "--profile / npu-tile: seed of generated inputs")->capture_default_str();
+  c->add_option("--target", a->target,
+                "host, or npu-tile: also run the plan fused and unfused on the NPU tile model and print GM bytes, "
+                "launches and modeled time per fusion kind")
+      ->check(CLI::IsMember({"host", "npu-tile"}))
+      ->capture_default_str();
+  c->add_option("--npu-target", a->npu_target_file,
+                "NPU target description (JSON, see schedules/targets/ascend910_like.json); default: the built-in one");
   return [a] { return report(*a); };
 }
 

@@ -8,24 +8,31 @@ using namespace Halide;
 
 namespace {
 
-// acc(n, row) = sum_k a(row, k) * b(row, k, n), as an Accumulator stage: pure init 0 and an
+// acc(n, row) = sum_k a(k, row) * b(n, k, row / M), as an Accumulator stage: pure init 0 and an
 // update over RDom k, which the reference schedule turns into row-wide vector FMAs (k outside
 // the vectorised n). `row` flattens every output axis but the last (batch dims and M) so the
 // schedule parallelises over all rows even when the batch is 1 (BERT's [1, S, H] x [H, F]).
-Func matmul_accumulator(BuildContext& b, Type t, int64_t K,
+// The operands are Operand stages, a(k, row) and b(n, k, batch) with batch = row / M: inlined
+// on the host; the NPU schedule computes them as its staging copies (GM -> L1 -> L0A/L0B), whose
+// bounds per tile are then exact (reading A through row % M would span all M rows).
+Func matmul_accumulator(BuildContext& b, Type t, int64_t M, int64_t K,
                         const std::function<Expr(const Expr& row, const Expr& k)>& a_at,
                         const std::function<Expr(const Expr& row, const Expr& k, const Expr& n)>& b_at) {
-  Var n(b.prefix() + "_n"), row(b.prefix() + "_row");
+  Var n(b.prefix() + "_n"), row(b.prefix() + "_row"), k_(b.prefix() + "_kk"), batch(b.prefix() + "_batch");
   Func acc;
   if (K == 0) {
     acc = b.stage("acc", StageRole::Accumulator);
     acc(n, row) = cast(t, 0);
     return acc;
   }
+  const int m = static_cast<int>(std::max<int64_t>(M, 1));
+  Func a_op = b.stage("a_op", StageRole::Operand), b_op = b.stage("b_op", StageRole::Operand);
+  a_op(k_, row) = cast(t, a_at(row, k_));
+  b_op(n, k_, batch) = cast(t, b_at(batch * m, k_, n));
   RDom k(0, static_cast<int>(K), b.prefix() + "_k");
   acc = b.stage("acc", StageRole::Accumulator, {k.x});
   acc(n, row) = cast(t, 0);
-  acc(n, row) += cast(t, a_at(row, k.x)) * cast(t, b_at(row, k.x, n));
+  acc(n, row) += a_op(k.x, row) * b_op(n, k.x, row / m);
   return acc;
 }
 
@@ -109,7 +116,7 @@ void add_matmul(OpRegistry& r) {
       if (!sh.b_vec) idx.push_back(n);
       return B(idx);
     };
-    Func acc = matmul_accumulator(b, halide_type(A.dtype), sh.K, a_at, b_at);
+    Func acc = matmul_accumulator(b, halide_type(A.dtype), sh.M, sh.K, a_at, b_at);
     std::vector<Var> v = b.vars(static_cast<int>(sh.out().size()));
     Expr row = 0;
     for (int d = 0; d < nb; ++d) row = row * static_cast<int>(sh.batch[d]) + v[d];
@@ -151,7 +158,7 @@ void add_gemm(OpRegistry& r) {
     Type t = halide_type(A.dtype);
     int64_t K = A.shape[ta ? 0 : 1];
     Func acc = matmul_accumulator(
-        b, t, K,
+        b, t, A.shape[ta ? 1 : 0], K,
         [&](const Expr& m, const Expr& k) { return ta ? A({k, m}) : A({m, k}); },
         [&](const Expr&, const Expr& k, const Expr& n) { return tb ? B({n, k}) : B({k, n}); });
     std::vector<Var> v = b.vars(2);

@@ -29,7 +29,9 @@ struct TensorFunc {
 
 // The role of an intermediate Func inside one op's algorithm; schedules read it (e.g. a
 // reduction's statistics are computed at the row loop, a MatMul accumulator at the output tile).
-enum class StageRole { Pointwise, Statistic, Accumulator, Constant };
+// Operand: a MatMul operand as the accumulator reads it (inlined on the host, the staging copies
+// of the NPU schedule).
+enum class StageRole { Pointwise, Statistic, Accumulator, Constant, Operand };
 
 struct Stage {
   Halide::Func func;
