@@ -104,6 +104,8 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
     targets.push_back(t);
   }
   const Halide::Target& target = targets.front();
+  if (opts.npu && targets.size() > 1)
+    throw GafError("--halide-target: an npu-tile library is compiled for one host target, not several");
 
   AotResult res;
   res.groups = static_cast<int>(plan.groups.size());
@@ -126,10 +128,12 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
       fn_of_group.push_back(it->second);
       continue;
     }
-    const TunedSchedule* tuned = opts.schedules ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
+    const TunedSchedule* tuned =
+        opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
     std::string fn = name + "_k" + std::to_string(res.kernels);
     try {
-      GroupPipeline p(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults, ScheduleSource::Host, target);
+      GroupPipeline p(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
+                      opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, target, opts.npu);
       if (p.has_pipeline() && targets.size() == 1) {
         std::string obj = stage.path(fn + ".o").string();
         p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
@@ -151,6 +155,10 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
                 {"signature", grp.signature},
                 {"tuned", tuned != nullptr},
                 {"first_group", grp.id}};
+      if (p.npu()) {  // what the plan runtime's simulator counts, and the tiles chosen
+        k["npu_stages"] = json::parse(npu_stage_map_json(p.npu()->stages));
+        k["npu_tiles"] = p.npu()->tiles;
+      }
       kernels.push_back(k);
       if (p.has_pipeline()) {
         size_t nargs = grp.inputs.size() + p.computed().size();
@@ -244,6 +252,8 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
   j["name"] = name;
   j["model"] = opts.model;
   j["halide_target"] = res.target;
+  j["target"] = opts.npu ? "npu-tile" : "host";
+  if (opts.npu) j["npu_target"] = json::parse(npu_target_json(*opts.npu));
   j["library"] = name + ".a";
   j["header"] = name + ".h";
   j["weights_file"] = name + ".weights";

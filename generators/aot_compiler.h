@@ -13,6 +13,7 @@
 
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
+#include "runtime/npu_target.h"
 #include "schedules/schedule_db.h"
 
 namespace gaf {
@@ -25,6 +26,10 @@ struct AotOptions {
   // dispatches at run time (first preferred, last the fallback); "host" = the JIT target.
   std::string halide_target;
   const ScheduleDb* schedules = nullptr;
+  // The NPU tile model (gaf compile --target npu-tile): kernels with the NPU schedules for this
+  // target, compiled for one host target with their staging copies traced; the plan file then
+  // carries the target and each kernel's stage map, and the plan runtime counts them.
+  const NpuTarget* npu = nullptr;
 };
 
 struct AotResult {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <HalideRuntime.h>
+#include <nlohmann/json.hpp>
 
 #include "runtime/tensor.h"
 
@@ -23,6 +24,44 @@ const char* npu_role_name(NpuRole r) {
     case NpuRole::UbCompute: return "UB";
   }
   return "?";
+}
+
+std::string npu_stage_map_json(const NpuStageMap& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, info] : m)
+    j[name] = {{"role", npu_role_name(info.role)},
+               {"elem_bytes", info.elem_bytes},
+               {"ops", info.ops_per_element},
+               {"tile", info.tile}};
+  return j.dump();
+}
+
+NpuStageMap parse_npu_stage_map(const std::string& text, const std::string& origin) {
+  NpuStageMap m;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& name = it.key();
+      const nlohmann::json& f = it.value();
+      NpuFuncInfo info;
+      const std::string role = f.at("role").get<std::string>();
+      bool known = false;
+      for (NpuRole r : {NpuRole::Gm, NpuRole::L1, NpuRole::L0A, NpuRole::L0B, NpuRole::L0C, NpuRole::UbCopy,
+                        NpuRole::UbCompute})
+        if (role == npu_role_name(r)) {
+          info.role = r;
+          known = true;
+        }
+      if (!known) throw GafError(origin + ": stage '" + name + "': unknown role '" + role + "'");
+      info.elem_bytes = f.at("elem_bytes").get<int>();
+      info.ops_per_element = f.at("ops").get<double>();
+      info.tile = f.at("tile").get<bool>();
+      m[name] = info;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw GafError(origin + ": malformed NPU stage map: " + e.what());
+  }
+  return m;
 }
 
 const char* npu_buffer_name(int b) {

@@ -37,6 +37,10 @@ struct NpuFuncInfo {
   bool tile = false;           // one realisation = one tile of work (the unit spread over cores)
 };
 using NpuStageMap = std::unordered_map<std::string, NpuFuncInfo>;
+// As JSON text ({"func": {"role": "L0A", "elem_bytes": 4, "ops": 0, "tile": false}, ...}), the form
+// AOT plan files carry; parsing throws GafError naming `origin` and the Func.
+std::string npu_stage_map_json(const NpuStageMap& m);
+NpuStageMap parse_npu_stage_map(const std::string& json_text, const std::string& origin);
 
 enum NpuBuffer { kL1, kUB, kL0A, kL0B, kL0C, kNpuBuffers };
 const char* npu_buffer_name(int b);

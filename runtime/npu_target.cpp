@@ -70,6 +70,29 @@ NpuTarget parse_npu_target(const std::string& text, const std::string& origin) {
   return t;
 }
 
+std::string npu_target_json(const NpuTarget& t) {
+  nlohmann::json j = {{"schema", "graph-autofusion/npu-target/1"},
+                      {"name", t.name},
+                      {"ai_cores", t.ai_cores},
+                      {"clock_ghz", t.clock_ghz},
+                      {"gm_bandwidth_gbps", t.gm_bandwidth_gbps},
+                      {"l1_bytes", t.l1_bytes},
+                      {"ub_bytes", t.ub_bytes},
+                      {"l0a_bytes", t.l0a_bytes},
+                      {"l0b_bytes", t.l0b_bytes},
+                      {"l0c_bytes", t.l0c_bytes},
+                      {"cube_m", t.cube_m},
+                      {"cube_k", t.cube_k},
+                      {"cube_n", t.cube_n},
+                      {"cube_fp32_macs_per_cycle", t.cube_fp32_macs_per_cycle},
+                      {"vector_bytes_per_cycle", t.vector_bytes_per_cycle},
+                      {"ub_align_bytes", t.ub_align_bytes},
+                      {"l0_align_bytes", t.l0_align_bytes},
+                      {"gm_line_bytes", t.gm_line_bytes},
+                      {"launch_overhead_us", t.launch_overhead_us}};
+  return j.dump();
+}
+
 NpuTarget load_npu_target(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw GafError("NPU target file '" + path + "': cannot be read");

@@ -28,6 +28,8 @@ struct NpuTarget {
 NpuTarget load_npu_target(const std::string& path);
 // The same from JSON text (`origin` names it in errors).
 NpuTarget parse_npu_target(const std::string& json_text, const std::string& origin);
+// The target as JSON text parse_npu_target reads back (AOT plan files carry their target).
+std::string npu_target_json(const NpuTarget& t);
 // schedules/targets/ascend910_like.json, compiled in.
 const NpuTarget& default_npu_target();
 

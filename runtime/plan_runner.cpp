@@ -9,6 +9,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+// The Halide runtime inside an AOT library defines halide_set_custom_trace; weak here, so a
+// program running only JIT kernels (no AOT runtime linked) still links.
+extern "C" halide_trace_t halide_set_custom_trace(halide_trace_t) __attribute__((weak));
+
 namespace gaf {
 
 namespace fs = std::filesystem;
@@ -47,6 +51,15 @@ struct Slot {
   halide_buffer_t buf{};
 };
 
+int32_t npu_trace(void*, const halide_trace_event_t* e) { return NpuSimulator::on_event(e); }
+
+// Routes the AOT kernels' trace events to the NPU simulator.
+void install_npu_trace() {
+  if (!halide_set_custom_trace)
+    throw GafError("an npu-tile plan needs its AOT library (the Halide runtime in it) linked into the program");
+  halide_set_custom_trace(npu_trace);
+}
+
 }  // namespace
 
 struct PlanRunner::Impl {
@@ -63,6 +76,10 @@ struct PlanRunner::Impl {
   std::vector<Step> steps;
   bool profile = false;
   std::vector<double> ms;
+  bool npu = false;
+  NpuTarget npu_target;
+  std::vector<NpuStageMap> npu_stages;  // per step
+  std::vector<NpuCounts> npu_counts;    // per step, last run
 
   [[noreturn]] void fail(const std::string& what) const { throw GafError(file + ": " + what); }
 
@@ -186,6 +203,19 @@ PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanK
       if (s.kind == Slot::Arena) s.buf.host = m.arena.get() + s.offset;
     }
 
+    // The NPU tile model: the target and each kernel's stage map (see aot_compiler.h).
+    std::map<std::string, NpuStageMap> stages_of;
+    m.npu = j.value("target", std::string("host")) == "npu-tile";
+    if (m.npu) {
+      m.npu_target = parse_npu_target(m.field(j, "npu_target", "plan").dump(), m.file + ": npu_target");
+      for (const json& k : m.field(j, "kernels", "plan")) {
+        std::string fn = m.field(k, "function", "kernel").get<std::string>();
+        if (!fn.empty())
+          stages_of[fn] = parse_npu_stage_map(m.field(k, "npu_stages", "kernel " + fn).dump(), m.file + ": kernel " + fn);
+      }
+      install_npu_trace();
+    }
+
     for (const json& grp : m.field(j, "groups", "plan")) {
       std::string where = "group g" + std::to_string(m.field(grp, "id", "group").get<int>());
       std::string fn = m.field(grp, "kernel", where).get<std::string>();
@@ -204,6 +234,7 @@ PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanK
           m.fail(where + ": kernel '" + fn + "' is not in the kernel table (linked the wrong library?)");
         st.fn = it->second;
       }
+      m.npu_stages.push_back(m.npu && !fn.empty() ? stages_of[fn] : NpuStageMap());
       m.steps.push_back(std::move(st));
     }
   } catch (const json::exception& e) {
@@ -234,6 +265,7 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
     m.slots.at(in.name).buf.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
   }
   std::vector<void*> argv;
+  if (m.npu) m.npu_counts.assign(m.steps.size(), NpuCounts());
   for (size_t s = 0; s < m.steps.size(); ++s) {
     Impl::Step& st = m.steps[s];
     if (!st.fn) continue;
@@ -245,7 +277,13 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
       argv.push_back(&a->buf);
     }
     auto t0 = std::chrono::steady_clock::now();
-    int rc = st.fn(argv.data());
+    int rc;
+    if (m.npu) {
+      NpuSimulator::Session session(m.npu_stages[s], m.npu_counts[s]);
+      rc = st.fn(argv.data());
+    } else {
+      rc = st.fn(argv.data());
+    }
     if (m.profile) m.ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (rc != 0) throw GafError(st.label + ": kernel failed with Halide error " + std::to_string(rc));
   }
@@ -269,5 +307,8 @@ size_t PlanRunner::group_count() const { return impl_->steps.size(); }
 std::string PlanRunner::group_label(size_t s) const { return impl_->steps.at(s).label; }
 void PlanRunner::set_profiling(bool on) { impl_->profile = on; }
 const std::vector<double>& PlanRunner::group_ms() const { return impl_->ms; }
+bool PlanRunner::npu() const { return impl_->npu; }
+const NpuTarget& PlanRunner::npu_target() const { return impl_->npu_target; }
+const std::vector<NpuCounts>& PlanRunner::npu_counts() const { return impl_->npu_counts; }
 
 }  // namespace gaf

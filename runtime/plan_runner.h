@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/npu_sim.h"
 #include "runtime/tensor.h"
 
 #ifndef GAF_AOT_KERNEL_DEFINED
@@ -59,6 +60,12 @@ class PlanRunner {
   // Time per group of each later run (ms), when on.
   void set_profiling(bool on);
   const std::vector<double>& group_ms() const;
+
+  // A plan compiled with --target npu-tile: its kernels' staging copies are counted by the NPU
+  // simulator (runtime/npu_sim.h) on every run; per group, the counts of the last run.
+  bool npu() const;
+  const NpuTarget& npu_target() const;
+  const std::vector<NpuCounts>& npu_counts() const;
 
  private:
   struct Impl;

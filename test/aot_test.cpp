@@ -347,6 +347,47 @@ TEST(MultiTarget, BothVariantsMatchTheJitPath) {
   }
 }
 
+// The npu-tile library: the same outputs as the host (gaf run), and the simulator in the plan
+// runtime counts exactly what the JIT NPU model (gaf report --target npu-tile) counts.
+TEST(MultiTarget, NpuTileLibraryMatchesHostAndTheJitNpuModel) {
+  std::string dir = scratch_dir("aot_npu");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/in");
+  fs::create_directories(dir + "/jit");
+  fs::create_directories(dir + "/npu");
+  Tensor h(DType::Float32, {1, 16, 768});
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal;
+  for (int64_t i = 0; i < h.numel(); ++i) h.data<float>()[i] = normal(rng);
+  Tensor m(DType::Float32, {1, 16});
+  for (int64_t i = 0; i < 16; ++i) m.data<float>()[i] = i < 12 ? 1.0f : 0.0f;
+  write_npy(dir + "/in/hidden_states.npy", h);
+  write_npy(dir + "/in/attention_mask.npy", m);
+  const std::string inputs =
+      " --input hidden_states=" + dir + "/in/hidden_states.npy --input attention_mask=" + dir + "/in/attention_mask.npy";
+  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16" + inputs +
+                                      " --output-dir " + dir + "/jit",
+                                  dir);
+  ASSERT_EQ(jit.exit_code, 0) << jit.err;
+  CommandResult npu = run_command(std::string(AOT_NPU_RUN) + " " + dir + "/in " + dir + "/npu", dir);
+  ASSERT_EQ(npu.exit_code, 0) << npu.err;
+  TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}};
+  TensorMap got{{"o", read_npy(dir + "/npu/last_hidden_state.npy")}};
+  EXPECT_LE(max_rel_diff(got, ref), 1e-5);
+
+  CommandResult report = run_command(gaf_binary() + " report --target npu-tile builtin:bert-base --layers 1 --seq 16" +
+                                         inputs + " --json " + dir + "/report.json",
+                                     dir);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json fused = json::parse(slurp(dir + "/report.json"))["npu_tile"]["fused"];
+  char want[256];
+  std::snprintf(want, sizeof want, "npu: launches %lld gm_read %lld gm_write %lld macs %lld",
+                fused["launches"].get<long long>(), fused["gm_read_bytes"].get<long long>(),
+                fused["gm_write_bytes"].get<long long>(), fused["cube_macs"].get<long long>());
+  EXPECT_NE(npu.out.find(want), std::string::npos) << "AOT: " << npu.out << "JIT: " << want;
+  EXPECT_GT(fused["cube_macs"].get<long long>(), 0);
+}
+
 }  // namespace
 }  // namespace gaf
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "apps/gaf/commands.h"
 #include "fusion/report/report.h"
@@ -22,6 +23,7 @@ struct CompileArgs {
   std::string name;
   std::string schedules;
   std::string halide_target;
+  std::string npu_target_file;
 };
 
 // "builtin:bert-base" -> "bert_base", "models/tiny-mlp.onnx" -> "tiny_mlp".
@@ -35,9 +37,11 @@ std::string default_name(const std::string& spec) {
 
 int compile(const CompileArgs& a) {
   a.common.apply();
-  if (a.target == "npu-tile")
-    throw GafError("--target npu-tile: the NPU tile model is not built yet; use --target host");
-  if (a.target != "host") throw GafError("--target '" + a.target + "': expected host or npu-tile");
+  if (a.target != "host" && a.target != "npu-tile")
+    throw GafError("--target '" + a.target + "': expected host or npu-tile");
+  if (a.target != "npu-tile" && !a.npu_target_file.empty()) throw GafError("--npu-target needs --target npu-tile");
+  std::optional<NpuTarget> npu;
+  if (a.target == "npu-tile") npu = npu_target_or_default(a.npu_target_file);
   std::string name = a.name.empty() ? default_name(a.model.model) : a.name;
   check_library_name(name);
   std::unique_ptr<ScheduleDb> db;
@@ -55,6 +59,7 @@ int compile(const CompileArgs& a) {
   ao.model = a.model.model;
   ao.halide_target = a.halide_target;
   ao.schedules = db.get();
+  ao.npu = npu ? &*npu : nullptr;
   AotResult r = compile_plan_aot(m.graph, plan, ao);
   std::printf("compiled: %d groups -> %d kernels (%d tuned) for %s in %.2f s\n", r.groups, r.kernels,
               r.tuned_kernels, r.target.c_str(), r.seconds);
@@ -73,7 +78,12 @@ Action add_compile_command(CLI::App& app) {
   a->model.add_to(c);
   a->fusion.add_to(c);
   a->common.add_to(c);
-  c->add_option("--target", a->target, "host (npu-tile: not built yet)")->capture_default_str();
+  c->add_option("--target", a->target,
+                "host, or npu-tile: the NPU tile model's schedules, run on the host with the simulator counting "
+                "their staging copies (the plan runtime reports GM bytes and modeled time)")
+      ->capture_default_str();
+  c->add_option("--npu-target", a->npu_target_file,
+                "--target npu-tile: NPU target description (JSON); default: schedules/targets/ascend910_like.json");
   c->add_option("-o,--output-dir", a->out_dir, "folder for NAME.a, NAME.h, NAME.plan.json, NAME.weights")
       ->required();
   c->add_option("--name", a->name, "library and function prefix, a C identifier (default: from the model)");
