@@ -130,7 +130,10 @@ TEST(GafCompileErrors, OneLineExitOneAndNothingLeftBehind) {
     std::string args, expect;
   } cases[] = {
       {"builtin:bert-base --layers 1 --seq 8 --name 1bad", "library name '1bad'"},
-      {"builtin:bert-base --layers 1 --seq 8 --target npu-tile", "npu-tile"},
+      {"builtin:bert-base --layers 1 --seq 8 --target npu-tile --npu-target missing_npu.json", "missing_npu.json"},
+      {"builtin:bert-base --layers 1 --seq 8 --npu-target missing_npu.json", "--npu-target needs --target npu-tile"},
+      {"builtin:bert-base --layers 1 --seq 8 --target npu-tile --halide-target host,x86-64-linux-avx2",
+       "an npu-tile library is compiled for one host target"},
       {"builtin:bert-base --layers 1 --seq 8 --target gpu", "--target 'gpu'"},
       {"builtin:bert-base --layers 1 --seq 8 --halide-target x86-64-nonsense", "x86-64-nonsense"},
       {"builtin:bert-base --layers 1 --seq 8 --halide-target host,arm-64-linux", "'arm-64-linux': only x86-64 Linux"},
@@ -168,7 +171,8 @@ TEST(BertInfer, LinksNoHalideCompiler) {
   EXPECT_EQ(nm.out.find("Halide::Internal::"), std::string::npos);
 }
 
-// Inputs written as .npy: hidden states N(0,1), a mask with the last quarter of positions off.
+// Inputs written as DIR/<input>.npy: hidden states N(0,1), a mask with the last quarter of positions
+// off. Returns the --input options naming them.
 std::string write_inputs(const std::string& dir, int64_t seq, int64_t width) {
   fs::create_directories(dir);
   Tensor h(DType::Float32, {1, seq, 768});
@@ -178,9 +182,9 @@ std::string write_inputs(const std::string& dir, int64_t seq, int64_t width) {
   Tensor m(DType::Float32, {1, seq});
   for (int64_t i = 0; i < seq; ++i) m.data<float>()[i] = i < seq * 3 / 4 ? 1.0f : 0.0f;
   (void)width;
-  write_npy(dir + "/h.npy", h);
-  write_npy(dir + "/m.npy", m);
-  return " --input hidden_states=" + dir + "/h.npy --input attention_mask=" + dir + "/m.npy";
+  write_npy(dir + "/hidden_states.npy", h);
+  write_npy(dir + "/attention_mask.npy", m);
+  return " --input hidden_states=" + dir + "/hidden_states.npy --input attention_mask=" + dir + "/attention_mask.npy";
 }
 
 TEST(BertInfer, MatchesTheJitPathWithin1e6Relative) {
@@ -216,7 +220,7 @@ TEST(BertInfer, InputErrorsNameTheTensor) {
   struct Case {
     std::string args, expect;
   } cases[] = {
-      {" --input hidden_states=" + dir + "/h.npy --input attention_mask=" + m_ok, "input 'hidden_states': shape [1,"},
+      {" --input hidden_states=" + dir + "/hidden_states.npy --input attention_mask=" + m_ok, "input 'hidden_states': shape [1,"},
       {" --input attention_mask=" + m_ok, "input 'hidden_states' is missing"},
       {" --input bogus=" + m_ok, "input 'bogus' is not an input"},
       {" --plan " + dir + "/none.plan.json", "none.plan.json"},
@@ -319,19 +323,10 @@ namespace {
 TEST(MultiTarget, BothVariantsMatchTheJitPath) {
   std::string dir = scratch_dir("aot_multitarget");
   fs::remove_all(dir);
-  fs::create_directories(dir + "/in");
-  Tensor h(DType::Float32, {1, 16, 768});
-  std::mt19937 rng(11);
-  std::normal_distribution<float> normal;
-  for (int64_t i = 0; i < h.numel(); ++i) h.data<float>()[i] = normal(rng);
-  Tensor m(DType::Float32, {1, 16});
-  for (int64_t i = 0; i < 16; ++i) m.data<float>()[i] = i < 12 ? 1.0f : 0.0f;
-  write_npy(dir + "/in/hidden_states.npy", h);
-  write_npy(dir + "/in/attention_mask.npy", m);
+  const std::string inputs = write_inputs(dir + "/in", 16, 768);
   for (const char* sub : {"jit", "native", "fallback"}) fs::create_directories(dir + "/" + sub);
-  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16 --input hidden_states=" + dir +
-                                      "/in/hidden_states.npy --input attention_mask=" + dir +
-                                      "/in/attention_mask.npy --output-dir " + dir + "/jit",
+  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16" + inputs +
+                                      " --output-dir " + dir + "/jit",
                                   dir);
   ASSERT_EQ(jit.exit_code, 0) << jit.err;
   TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}};
@@ -352,19 +347,9 @@ TEST(MultiTarget, BothVariantsMatchTheJitPath) {
 TEST(MultiTarget, NpuTileLibraryMatchesHostAndTheJitNpuModel) {
   std::string dir = scratch_dir("aot_npu");
   fs::remove_all(dir);
-  fs::create_directories(dir + "/in");
   fs::create_directories(dir + "/jit");
   fs::create_directories(dir + "/npu");
-  Tensor h(DType::Float32, {1, 16, 768});
-  std::mt19937 rng(13);
-  std::normal_distribution<float> normal;
-  for (int64_t i = 0; i < h.numel(); ++i) h.data<float>()[i] = normal(rng);
-  Tensor m(DType::Float32, {1, 16});
-  for (int64_t i = 0; i < 16; ++i) m.data<float>()[i] = i < 12 ? 1.0f : 0.0f;
-  write_npy(dir + "/in/hidden_states.npy", h);
-  write_npy(dir + "/in/attention_mask.npy", m);
-  const std::string inputs =
-      " --input hidden_states=" + dir + "/in/hidden_states.npy --input attention_mask=" + dir + "/in/attention_mask.npy";
+  const std::string inputs = write_inputs(dir + "/in", 16, 768);
   CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16" + inputs +
                                       " --output-dir " + dir + "/jit",
                                   dir);

@@ -20,13 +20,8 @@ using namespace gaf;
 
 namespace {
 
-Tensor random(Shape s, uint32_t seed) {
-  Tensor t(DType::Float32, std::move(s));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+using gaf::testing::random_uniform;
+Tensor random(Shape s, uint32_t seed) { return random_uniform(std::move(s), seed); }
 
 // A small core, so small tensors need several tiles: L0C 8 KB, L0A/L0B 2 KB, L1 8 KB, UB 16 KB.
 NpuTarget tiny_target() {

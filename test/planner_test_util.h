@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <random>
 #include <string>
 
 #include "fusion/frontend/passes.h"
@@ -13,6 +14,15 @@ namespace gaf::testing {
 inline Tensor filled(Shape s, float v) {
   Tensor t(DType::Float32, s);
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v + 0.01f * static_cast<float>(i % 7);
+  return t;
+}
+
+// Uniform in [-scale, scale), from `seed`.
+inline Tensor random_uniform(Shape s, uint32_t seed, float scale = 1.0f) {
+  Tensor t(DType::Float32, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
   return t;
 }
 

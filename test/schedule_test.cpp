@@ -20,13 +20,7 @@ using namespace gaf;
 
 namespace {
 
-Tensor random(Shape s, uint32_t seed, float scale = 1.0f) {
-  Tensor t(DType::Float32, std::move(s));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-scale, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+Tensor random(Shape s, uint32_t seed, float scale = 1.0f) { return gaf::testing::random_uniform(std::move(s), seed, scale); }
 
 // Runs `g` through the reference, the fused plan and the unfused plan; expects every output
 // equal within `tol`, and at least `min_fused_groups` groups of more than one node.

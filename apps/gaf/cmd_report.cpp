@@ -50,6 +50,17 @@ std::pair<std::string, std::string> picture(const PlannedModel& pm) {
   }
 }
 
+// Runs `work` (which compiles the plan fused, then every op alone) with a progress bar for each.
+template <typename Work>
+auto with_compile_progress(const PlannedModel& pm, const std::string& what, Work work) {
+  Progress fused_bar("compiling fused groups" + what, pm.plan.groups.size());
+  Progress unfused_bar("compiling unfused ops" + what, pm.graph.nodes().size());
+  ProfileProgress progress{
+      group_progress(fused_bar, pm.graph),
+      [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, pm.graph.nodes()[grp.nodes[0]].name); }};
+  return work(progress);
+}
+
 int report(const ReportArgs& a) {
   a.common.apply();
   const bool npu = a.target == "npu-tile";
@@ -65,29 +76,23 @@ int report(const ReportArgs& a) {
   std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, folder, inputs);
   std::cout << "model: " << pm->original.description << "\n" << fusion_log_lines(pm->graph, pm->plan);
 
-  std::optional<PlanProfile> profile;
-  if (a.profile) {
+  if (a.profile || npu) {
     if (inputs.empty()) inputs = make_default_inputs(pm->graph, a.seed);
     check_graph_inputs(pm->graph, inputs);
-    Progress fused_bar("compiling fused groups", pm->plan.groups.size());
-    Progress unfused_bar("compiling unfused ops", pm->graph.nodes().size());
-    ProfileProgress progress{
-        group_progress(fused_bar, pm->graph),
-        [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, pm->graph.nodes()[grp.nodes[0]].name); }};
-    profile = profile_plan(pm->graph, pm->plan, inputs, a.repeat, progress);
+  }
+  std::optional<PlanProfile> profile;
+  if (a.profile) {
+    profile = with_compile_progress(*pm, "", [&](const ProfileProgress& progress) {
+      return profile_plan(pm->graph, pm->plan, inputs, a.repeat, progress);
+    });
     std::printf("profile: forward %.2f ms fused vs %.2f ms unfused (median of %d runs)\n", profile->fused_forward_ms,
                 profile->unfused_forward_ms, profile->runs);
   }
   std::optional<NpuPlanModel> npu_model;
   if (npu) {
-    if (inputs.empty()) inputs = make_default_inputs(pm->graph, a.seed);
-    check_graph_inputs(pm->graph, inputs);
-    Progress fused_bar("compiling fused groups for npu-tile", pm->plan.groups.size());
-    Progress unfused_bar("compiling unfused ops for npu-tile", pm->graph.nodes().size());
-    ProfileProgress progress{
-        group_progress(fused_bar, pm->graph),
-        [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, pm->graph.nodes()[grp.nodes[0]].name); }};
-    npu_model = model_plan_on_npu(pm->graph, pm->plan, inputs, npu_target, progress);
+    npu_model = with_compile_progress(*pm, " for npu-tile", [&](const ProfileProgress& progress) {
+      return model_plan_on_npu(pm->graph, pm->plan, inputs, npu_target, progress);
+    });
     std::cout << "\n" << npu_report_text(pm->graph, pm->plan, *npu_model);
   }
   const PlanProfile* prof = profile ? &*profile : nullptr;
