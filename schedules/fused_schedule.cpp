@@ -1,6 +1,7 @@
 #include "schedules/fused_schedule.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "schedules/matmul_schedule.h"
@@ -37,6 +38,7 @@ bool same_trailing_dims(const Shape& a, const Shape& b, size_t n) {
 struct Tiles {
   std::set<std::string> funcs;             // Funcs scheduled as MatMul tiles
   std::set<const MemberFuncs*> owners;     // members whose output and accumulator those cover
+  std::optional<Placement> anchor_rows;    // the anchor's row loop, when a MatMul is tiled inside it
 };
 
 Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
@@ -52,6 +54,13 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
     const Stage* acc = accumulator_of(m);
     if (!m.tiled_matmul || !acc || m.outputs.empty() || !m.outputs[0].defined()) continue;
     const TensorFunc& mm = m.outputs[0];
+    if (stats && !output_named.count(mm.func.name()) && m.decisions[0].decision == ComputeDecision::ComputeAt &&
+        anchor && anchor->defined() && !tiled.anchor_rows && same_trailing_dims(anchor->shape, mm.shape, 2)) {
+      // Rows of the MatMul normalised whole (scores + Softmax): tiles inside the anchor's row blocks.
+      tiled.anchor_rows = schedule_matmul_rows(*anchor, mm, *acc, p);
+      tiled.owners.insert(&m);
+      continue;
+    }
     const TensorFunc* carrier = &mm;
     if (!output_named.count(mm.func.name()) && m.decisions[0].decision == ComputeDecision::ComputeAt &&
         anchor && anchor->defined() && !tiled.funcs.count(anchor->func.name()) && !stats &&
@@ -73,8 +82,11 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
   auto is_tiled = [&](const Func& f) { return tiled.funcs.count(f.name()) > 0; };
 
   std::map<std::string, Placement> row_of;
-  for (const TensorFunc& t : group_outputs)
-    if (t.defined() && !is_tiled(t.func)) row_of[t.func.name()] = schedule_rows(t, p);
+  for (const TensorFunc& t : group_outputs) {
+    if (!t.defined() || is_tiled(t.func)) continue;
+    const bool blocks = tiled.anchor_rows && anchor && t.func.name() == anchor->func.name();
+    row_of[t.func.name()] = blocks ? *tiled.anchor_rows : schedule_rows(t, p);
+  }
   Placement anchor_row;
   if (anchor && anchor->defined() && row_of.count(anchor->func.name())) anchor_row = row_of[anchor->func.name()];
 

@@ -23,6 +23,31 @@ MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p)
   return t;
 }
 
+namespace {
+
+// The accumulator block of one output tile, computed `at` the tile: init, then k outside the
+// unrolled rows x vectors (k unrolled by MatMulParams::k_unroll).
+void schedule_tile_accumulator(const Stage& acc, const Placement& at, const MatMulTile& t, const HostScheduleParams& p) {
+  Func c = acc.func;
+  std::vector<Var> ca = c.args();
+  RVar k = acc.reduction[0];
+  at.apply(c);
+  c.vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
+  Halide::Stage u = c.update();
+  std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
+  for (size_t i = 2; i < ca.size(); ++i) uorder.emplace_back(ca[i]);
+  u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
+  const int64_t* kc = as_const_int(k.extent());
+  int ku = p.matmul.k_unroll;
+  if (ku == 0) ku = kc && *kc >= 2048 ? 4 : 1;
+  if (ku > 1 && kc && *kc % ku == 0) {
+    RVar ko(k.name() + "_o"), ki(k.name() + "_i");
+    u.split(k, ko, ki, ku).unroll(ki);
+  }
+}
+
+}  // namespace
+
 bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p) {
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return false;
@@ -67,23 +92,47 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   }
   f.parallel(par);
 
-  // The accumulator block: init, then k outside the unrolled rows x vectors.
-  Func c = acc.func;
-  std::vector<Var> ca = c.args();
-  RVar k = acc.reduction[0];
-  c.compute_at(f, mo);
-  c.vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
-  Halide::Stage u = c.update();
-  std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
-  for (size_t i = 2; i < ca.size(); ++i) uorder.emplace_back(ca[i]);
-  u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
-  int ku = p.matmul.k_unroll;
-  if (ku == 0) ku = kc && *kc >= 2048 ? 4 : 1;
-  if (ku > 1 && kc && *kc % ku == 0) {
-    RVar ko(k.name() + "_o"), ki(k.name() + "_i");
-    u.split(k, ko, ki, ku).unroll(ki);
-  }
+  schedule_tile_accumulator(acc, Placement::at(f, mo), t, p);
   return true;
+}
+
+Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, const Stage& acc,
+                               const HostScheduleParams& p) {
+  std::vector<Var> a = out.func.args();
+  if (a.size() < 2 || mm.func.args().size() != a.size() || acc.reduction.empty()) return Placement();
+  const int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
+  const MatMulTile t = choose_matmul_tile(M, N, p);
+  // Row blocks of about task_elems elements, whole register tiles, at most M.
+  int64_t block = std::max<int64_t>(t.rows, p.rows.task_elems / std::max<int64_t>(N, 1) / t.rows * t.rows);
+  block = std::min(block, M);
+
+  Func f = out.func;
+  Var mo(f.name() + "_bo"), mi(f.name() + "_bi");
+  f.compute_root();
+  f.split(a[1], mo, mi, static_cast<int>(block), TailStrategy::ShiftInwards);
+  std::vector<VarOrRVar> order{a[0], mi, mo};
+  for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
+  f.reorder(order);
+  if (N >= t.lanes) f.vectorize(a[0], t.lanes, TailStrategy::GuardWithIf);
+  Var par = mo;
+  for (size_t i = 2; i < a.size(); ++i) {
+    Var fused(f.name() + "_blocks" + std::to_string(i));
+    f.fuse(par, a[i], fused);
+    par = fused;
+  }
+  f.parallel(par);
+
+  // The block's MatMul output in register tiles, computed before the rows that read it.
+  Func s = mm.func;
+  std::vector<Var> sa = s.args();
+  Var no(s.name() + "_no"), so(s.name() + "_mo"), ni(s.name() + "_ni"), si(s.name() + "_mi");
+  s.compute_at(f, par);
+  s.tile(sa[0], sa[1], no, so, ni, si, t.width, std::min<int>(t.rows, static_cast<int>(block)), TailStrategy::ShiftInwards);
+  s.reorder(ni, si, so, no).vectorize(ni, t.lanes).unroll(ni).unroll(si);
+  MatMulTile inner = t;
+  inner.rows = std::min<int>(t.rows, static_cast<int>(block));
+  schedule_tile_accumulator(acc, Placement::at(s, so), inner, p);
+  return Placement::at(f, mi);
 }
 
 }  // namespace gaf

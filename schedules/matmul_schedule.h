@@ -5,6 +5,7 @@
 
 #include "fusion/ops/op_builder.h"
 #include "schedules/host_params.h"
+#include "schedules/row_schedule.h"
 
 namespace gaf {
 
@@ -20,5 +21,12 @@ MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p)
 // MatMul's Accumulator stage, args (n, row)) is computed per tile with its k loop outside the
 // register block. Returns false, leaving both untouched, when `out` has rank < 2.
 bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p);
+
+// A MatMul whose output rows are normalised whole (attention's scores and their Softmax): `out`
+// (the group output, ONNX shape [..., M, N] like `mm`, the MatMul's output) is computed in blocks
+// of rows, parallel; each block's `mm` is computed first, in register tiles, so the raw scores
+// never leave the cache. Returns `out`'s row loop, where per-row statistics go.
+Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, const Stage& acc,
+                               const HostScheduleParams& p);
 
 }  // namespace gaf

@@ -42,7 +42,7 @@ TEST(CliReport, HtmlIsSelfContainedWithPictureAndTables) {
   // The tables: totals per kind, a row per group with its decisions, refusals with meanings.
   EXPECT_NE(page.find("id=\"totals-table\""), std::string::npos);
   EXPECT_NE(page.find("<td>normalization</td><td class=\"num\">2</td>"), std::string::npos);
-  EXPECT_EQ(count(page, "<tr id=\"g"), 10u);
+  EXPECT_EQ(count(page, "<tr id=\"g"), 9u);  // every group fuses 2+ ops
   EXPECT_NE(page.find("<b>compute_at</b>"), std::string::npos);
   EXPECT_NE(page.find("layernorm_decomposed"), std::string::npos);
   // The wide Q/K/V MatMul maps back to the model's own nodes.
@@ -73,7 +73,7 @@ TEST(CliReport, ChromiumRendersTheReport) {
   EXPECT_NE(dom.out.find("<polygon"), std::string::npos);
   EXPECT_EQ(count(dom.out, "class=\"cluster\""), 9u);
   EXPECT_NE(dom.out.find("id=\"totals-table\""), std::string::npos);
-  EXPECT_EQ(count(dom.out, "<tr id=\"g"), 10u);
+  EXPECT_EQ(count(dom.out, "<tr id=\"g"), 9u);
   EXPECT_NE(dom.out.find("id=\"refused-table\""), std::string::npos);
   CommandResult shot = run_command("timeout 120 " + chromium + flags + " --window-size=1200,1600 --screenshot=" + dir +
                                        "/shot.png file://" + html,
@@ -88,11 +88,11 @@ TEST(CliReport, RepeatedLayersAreFolded) {
   CommandResult r = run_command(gaf_cmd("report builtin:bert-base --layers 3 --seq 16 --html " + dir + "/r.html"), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string page = slurp(dir + "/r.html");
-  // Layer 0 drawn (9 clusters), layers 1 and 2 one box; all 28 group rows still in the tables.
+  // Layer 0 drawn (9 clusters), layers 1 and 2 one box; all 25 group rows still in the tables.
   EXPECT_EQ(count(page, "class=\"cluster\""), 9u);
   EXPECT_NE(page.find("x2 identical layers"), std::string::npos);
-  EXPECT_NE(page.find("2 layers are identical to the first, folded: g10..g27"), std::string::npos);
-  EXPECT_EQ(count(page, "<tr id=\"g"), 28u);
+  EXPECT_NE(page.find("2 layers are identical to the first, folded: g9..g24"), std::string::npos);
+  EXPECT_EQ(count(page, "<tr id=\"g"), 25u);
 }
 
 TEST(CliReport, JsonWithProfile) {

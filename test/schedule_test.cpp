@@ -105,6 +105,26 @@ TEST(BatchedMatMul, AttentionScoresScaleMaskAtOddSizes) {
     }
 }
 
+TEST(BatchedMatMul, AttentionScoresWithSoftmaxAtOddSizes) {
+  // The attention_scores group: scores in register tiles inside Softmax's row blocks. Row blocks
+  // that do not divide S (S = 200, 130 columns: blocks of 120 rows), S below one tile, D odd.
+  struct Case {
+    int64_t H, S, N, D;
+  };
+  for (Case c : {Case{3, 19, 19, 5}, Case{2, 3, 3, 24}, Case{1, 200, 130, 8}, Case{2, 45, 45, 16}}) {
+    GraphBuilder b("att_sm");
+    auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});
+    auto k = b.input("k", DType::Float32, {1, c.H, c.D, c.N});
+    auto m = b.input("m", DType::Float32, {1, 1, 1, c.N});
+    auto scores = b.add(b.div(b.matmul(q, k), b.scalar(std::sqrt(static_cast<float>(c.D)))), m);
+    b.output(b.softmax(scores, -1), "probs");
+    expect_schedules_match(b.finish(),
+                           {{"q", random({1, c.H, c.S, c.D}, 14)}, {"k", random({1, c.H, c.D, c.N}, 15)},
+                            {"m", random({1, 1, 1, c.N}, 16)}},
+                           matmul_tol(c.D), 1);
+  }
+}
+
 TEST(GemmTiles, TransposedOperandsAndBroadcastC) {
   GraphBuilder b("gemm");
   auto a = b.input("a", DType::Float32, {21, 11});

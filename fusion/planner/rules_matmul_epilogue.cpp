@@ -18,4 +18,31 @@ std::shared_ptr<const FusionRule> make_matmul_epilogue_rule() {
                                        rule_priority::kMatMulEpilogue, p);
 }
 
+namespace {
+
+// Softmax over the last axis (the MatMul's columns), so one output row needs one row of scores.
+Pattern::Predicate softmax_over_last_axis() {
+  return [](const GraphView& g, int node, const PatternMatch&) {
+    const Node& n = g.node(node);
+    int64_t rank = static_cast<int64_t>(g.graph().value(n.inputs[0]).type.dims.size());
+    int64_t axis = n.attrs.get_int("axis", n.attrs.get_int("_opset", 13) >= 13 ? -1 : 1);  // default changed at 13
+    return axis == -1 || axis == rank - 1;
+  };
+}
+
+}  // namespace
+
+std::shared_ptr<const FusionRule> make_attention_scores_rule() {
+  // Attention's scores: Q x K^T, scaled, masked, normalised by Softmax along each row. Fused, a
+  // row block of scores is computed, normalised and stored once (never written unnormalised).
+  Pattern mm = Pattern("MatMul");
+  Pattern scale = Pattern("Mul").with_const() | Pattern("Div").with_const();
+  Pattern mask = Pattern("Add");
+  Pattern softmax = Pattern("Softmax").where(softmax_over_last_axis());
+  Pattern p = (mm >> scale >> mask >> softmax) | (mm >> scale >> softmax) | (mm >> mask >> softmax) |
+              (mm >> softmax);
+  return std::make_shared<PatternRule>("attention_scores", FusionKind::MatMulEpilogue,
+                                       rule_priority::kNormalization + 50, p);
+}
+
 }  // namespace gaf

@@ -30,7 +30,8 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
       [&] { for (int n : grp.nodes) if (g.nodes()[n].op_type == "Split") return g.nodes()[n].outputs.size(); return size_t{1}; }()) + " (horizontal)";
   if (grp.kind == FusionKind::MatMulEpilogue) {
     std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
-    if (has_op(g, grp, {"Gelu", "Erf"})) s += "+GELU";
+    if (has_op(g, grp, {"Softmax"})) s += "+Softmax";
+    else if (has_op(g, grp, {"Gelu", "Erf"})) s += "+GELU";
     else if (has_op(g, grp, {"Relu"})) s += "+ReLU";
     else if (has_op(g, grp, {"Tanh"})) s += "+GELU(tanh)";
     else if (has_op(g, grp, {"Sigmoid"})) s += "+Sigmoid";
