@@ -203,6 +203,10 @@ void begin_realization(ThreadState& s, const NpuFuncInfo& info, const halide_tra
       s.b_cols = extent(e, 0) * extent(e, 2);
       g_active.l1_to_l0.fetch_add(bytes, std::memory_order_relaxed);
       break;
+    case NpuRole::L1:
+    case NpuRole::UbCopy:  // a staging copy out of GM: what it realises is what the DMA reads
+      g_active.gm_read.fetch_add(bytes, std::memory_order_relaxed);
+      break;
     case NpuRole::UbCompute:
       g_active.vector_milli_ops.fetch_add(static_cast<int64_t>(elems * info.ops_per_element * 1000),
                                           std::memory_order_relaxed);
@@ -266,13 +270,14 @@ int32_t NpuSimulator::on_event(const halide_trace_event_t* e) {
   const NpuFuncInfo* info = info_of(s, e->func);
   if (!info) return id;
   switch (e->event) {
-    case halide_trace_load:
-      if (info->role == NpuRole::Gm)
-        g_active.gm_read.fetch_add(static_cast<int64_t>(e->type.lanes) * e->type.bytes(), std::memory_order_relaxed);
-      break;
     case halide_trace_store:
-      if (info->role == NpuRole::Gm)
+      if (info->role == NpuRole::Gm) {
         g_active.gm_write.fetch_add(static_cast<int64_t>(e->type.lanes) * e->type.bytes(), std::memory_order_relaxed);
+        // A value computed straight into its GM buffer: its vector work is done per stored element.
+        if (info->ops_per_element > 0)
+          g_active.vector_milli_ops.fetch_add(static_cast<int64_t>(e->type.lanes * info->ops_per_element * 1000),
+                                              std::memory_order_relaxed);
+      }
       break;
     case halide_trace_begin_realization: begin_realization(s, *info, e); break;
     case halide_trace_end_realization: end_realization(s, *info, e); break;

@@ -1,9 +1,11 @@
 // The NPU tile model's simulator: an NPU-target kernel runs on the host with Halide tracing on
-// its staging copies and GM buffers, and the simulator *counts* what the trace reports — bytes
-// loaded from and stored to GM buffers (the DMA), the regions realised in L1/L0A/L0B/L0C/UB (live
-// bytes per buffer, L1 -> L0 traffic), cube MACs (each L0A/L0B pair), vector work (elements
-// realised in UB times the vector ops per element) — then turns the counts into modeled time
-// per pipe with the target's numbers (npu_target.h). Needs only HalideRuntime.h.
+// its staging copies and GM buffers, and the simulator *counts* what the trace reports — the
+// regions the staging copies out of GM realise (DMA in), the stores to GM buffers (DMA out), the
+// regions realised in L1/L0A/L0B/L0C/UB (live bytes per buffer, L1 -> L0 traffic), cube MACs
+// (each L0A/L0B pair), vector work (elements realised in UB times the vector ops per element) —
+// then turns the counts into modeled time per pipe with the target's numbers (npu_target.h).
+// Needs only HalideRuntime.h. (Loads are not traced: Halide 14 drops the load tracing of an
+// ImageParam now and then, so GM reads are counted where they are staged.)
 #pragma once
 
 #include <array>
@@ -20,12 +22,12 @@ namespace gaf {
 
 // What one Func of an NPU kernel is to the simulator.
 enum class NpuRole : uint8_t {
-  Gm,         // a tensor in GM: traced loads are DMA-in bytes, traced stores DMA-out bytes
-  L1,         // staging copy GM -> L1 (a MatMul operand panel)
+  Gm,         // a tensor in GM: traced stores are DMA-out bytes
+  L1,         // staging copy GM -> L1 (a MatMul operand panel): its bytes are DMA-in bytes
   L0A,        // staging copy L1 -> L0A (one k block of A); with the L0B copy, one cube step
   L0B,        // staging copy L1 -> L0B
   L0C,        // the cube's accumulator tile
-  UbCopy,     // staging copy GM -> UB (a vector input)
+  UbCopy,     // staging copy GM -> UB (a vector input): its bytes are DMA-in bytes
   UbCompute,  // vector work in UB: ops_per_element vector ops for each element realised
 };
 const char* npu_role_name(NpuRole r);

@@ -96,13 +96,11 @@ class NpuScheduler {
     for (const NpuGroupInput& in : inputs_) {
       if (!in.param.defined()) continue;
       ImageParam p = in.param;
-      p.trace_loads();
-      // Loads are reported under the parameter's name, calls under its Func's.
       out.stages[p.name()] = out.stages[Func(p).name()] = NpuFuncInfo{NpuRole::Gm, p.type().bytes()};
     }
     for (const std::string& c : constants_) {
       Func f = funcs_.at(c);
-      f.compute_root().trace_loads();
+      f.compute_root();
       out.stages[c] = NpuFuncInfo{NpuRole::Gm, elem_bytes(f)};
     }
     for (size_t k = 0; k < outputs_.size(); ++k) out.gm_outputs.push_back(output_gm_[k]);
@@ -242,10 +240,10 @@ class NpuScheduler {
                           (name == stage_name(*root.cube, 0) || name == stage_name(*root.cube, 1));
         if (is_operand) out.operand_funcs.insert(name);
         if (computed_.count(name)) out.computed.insert(name);
-        walk(known->second, direct_ctx || is_operand || layout_.count(name) > 0);
+        walk(known->second, direct_ctx || is_operand);
       }
     };
-    walk(root.compute, layout_.count(root.compute.name()) > 0);
+    walk(root.compute, false);
     return out;
   }
 
@@ -257,6 +255,26 @@ class NpuScheduler {
     return "";
   }
 
+  // A shared MatMul is materialised with as much of its epilogue as every reader shares: from its
+  // output up a chain of inlined elementwise Funcs of the same shape, each the only reader of
+  // the one before (Q/K/V's bias Add before the Split).
+  std::string epilogue_end(const std::string& mm) const {
+    std::string end = mm;
+    for (;;) {
+      std::vector<std::string> readers;
+      for (const auto& [name, f] : funcs_)
+        if (name != end && Internal::find_direct_calls(f.function()).count(end)) readers.push_back(name);
+      if (readers.size() != 1) return end;
+      const std::string& r = readers[0];
+      if (layout_.count(r) || computed_.count(r) || !shape_of_.count(r) || shape_of_.at(r) != shape_of_.at(mm))
+        return end;
+      bool is_output = false;
+      for (const TensorFunc& t : outputs_) is_output = is_output || t.func.name() == r;
+      if (is_output) return end;
+      end = r;
+    }
+  }
+
   // A computed Func (or an output, or a Func reading GM through UB) that the tiles of several
   // buffers reach is materialised in GM: a per-tile Func must belong to one loop nest.
   void resolve_shared() {
@@ -266,8 +284,7 @@ class NpuScheduler {
       for (size_t r = 0; r < roots_.size(); ++r) {
         Reach re = reach(r);
         std::set<std::string> mine = re.computed;
-        for (const std::string& f : re.gm_readers)
-          if (!layout_.count(f)) mine.insert(f);
+        for (const std::string& f : re.gm_readers) mine.insert(f);
         for (const Root& o : roots_)
           if (!o.direct && re.visited.count(o.compute.name()) && o.compute.name() != roots_[r].compute.name())
             mine.insert(o.compute.name());
@@ -276,7 +293,7 @@ class NpuScheduler {
       for (const auto& [name, n] : reached_by) {
         if (n < 2) continue;
         auto acc = acc_member_.find(name);
-        std::string target = acc != acc_member_.end() ? acc->second->outputs[0].func.name() : name;
+        std::string target = acc != acc_member_.end() ? epilogue_end(acc->second->outputs[0].func.name()) : name;
         int r = materialise(target);
         if (acc != acc_member_.end()) roots_[r].cube = acc->second;
         changed = true;
@@ -328,7 +345,6 @@ class NpuScheduler {
     }
     gm.compute_root();
     gm.trace_stores();
-    gm.trace_loads();
     double gm_ops = 0;
     if (root.direct) gm_ops = ops(gm);
     out.stages[gm.name()] = NpuFuncInfo{NpuRole::Gm, static_cast<int>(eb), gm_ops};
