@@ -21,8 +21,8 @@ struct MemberFuncs {
   // A MatMul/Gemm whose output is [..., M, N] over an accumulator (n, row): the tile schedule
   // applies. (1-D operands of MatMul squeeze an axis away and do not qualify.)
   bool tiled_matmul = false;
-  // A layout or indexing op (OpClass Injective/Opaque): the NPU schedule lets it read GM
-  // directly, as a strided or gather DMA, instead of staging a tile of its input.
+  // A layout or indexing op (OpClass Injective/Opaque): the NPU schedule does not carry a shared
+  // MatMul's materialised epilogue through it.
   bool layout = false;
 };
 

@@ -5,7 +5,7 @@
 // L0A/L0B, k panels through L1). Tile sizes are chosen so each tile's working set fits half of
 // each buffer (double buffering); a group that cannot fit is refused with an error naming the
 // group and the buffer. A value several outputs need is materialised in GM (its own tiles)
-// rather than recomputed. Layout and gather ops read GM directly (a strided DMA).
+// rather than recomputed. Layout and gather ops stage the box of their input a tile needs.
 //
 // The staging copies and GM buffers are traced; the simulator (runtime/npu_sim.h) counts what
 // they move using the returned stage map.
