@@ -185,9 +185,12 @@ TEST(TuneCli, TunesOneLayerBertAndRunUsesTheDatabase) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("-> 9 kernels (9 tuned)"), std::string::npos) << c.out;
 
-  auto npu = cli(tune_bin + " " + model + " --db " + db + " --target npu-tile");
+  auto npu = cli(tune_bin + " " + model + " --db " + db + " --npu-target x.json");
   EXPECT_EQ(npu.exit_code, 1);
-  EXPECT_NE(npu.err.find("gaf-tune: error: --target 'npu-tile'"), std::string::npos) << npu.err;
+  EXPECT_NE(npu.err.find("gaf-tune: error: --npu-target needs --target npu-tile"), std::string::npos) << npu.err;
+  auto gpu = cli(tune_bin + " " + model + " --db " + db + " --target gpu");
+  EXPECT_EQ(gpu.exit_code, 1);
+  EXPECT_NE(gpu.err.find("--target"), std::string::npos) << gpu.err;
   auto budget = cli(tune_bin + " " + model + " --db " + db + " --budget soon");
   EXPECT_EQ(budget.exit_code, 1);
   EXPECT_NE(budget.err.find("--budget 'soon'"), std::string::npos) << budget.err;
