@@ -235,3 +235,24 @@ TEST(ScheduleDbFile, NpuEntriesRoundTripAndAreChecked) {
     EXPECT_NE(std::string(e.what()).find("field 'params.npu.m'"), std::string::npos) << e.what();
   }
 }
+
+// The CLI end to end on a one-layer BERT: gaf-tune writes npu-tile entries for every group and
+// gaf report --target npu-tile --schedules uses them.
+TEST(NpuTuneCli, TunesOneLayerBertAndReportUsesTheDatabase) {
+  std::string db = scratch("npu_bert1.json");
+  std::string tune_bin = (fs::path(GAF_BINARY).parent_path() / "gaf-tune").string();
+  std::string model = "builtin:bert-base --layers 1 --seq 8";
+  std::string dir = gaf::testing::scratch_dir("npu_tune_cli");
+  auto t = gaf::testing::run_command(tune_bin + " " + model + " --target npu-tile --db " + db + " --trials 2", dir);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("target npu-tile (ascend910-like "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("Mullapudi2016: n/a for npu-tile"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("saved " + db + " (9 entries)"), std::string::npos) << t.out;
+  const std::string gaf = GAF_BINARY;
+  auto r = gaf::testing::run_command(gaf + " report " + model + " --target npu-tile --schedules " + db, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("schedules: 10 of 10 groups use tuned NPU tiles"), std::string::npos) << r.out;
+  auto host = gaf::testing::run_command(gaf + " report " + model + " --json x.json --schedules " + db, dir);
+  EXPECT_EQ(host.exit_code, 1);
+  EXPECT_NE(host.err.find("--schedules needs --target npu-tile"), std::string::npos) << host.err;
+}
