@@ -106,26 +106,29 @@ Measurement GroupTimer::run_npu(GroupKernel& k, const NpuTarget& t, bool check) 
 }
 
 Measurement GroupTimer::compile_and_model(const NpuTarget& t, const NpuScheduleParams& p, bool check,
-                                          int attempts) {
-  Measurement m;
-  for (int a = 0; a < attempts; ++a) {
+                                          int compiles) {
+  Measurement worst;
+  for (int a = 0; a < 2 * compiles; ++a) {
     std::unique_ptr<GroupKernel> k =
         compile_group_kernel(g_, grp_, HostScheduleParams{}, ScheduleSource::NpuTile, &t, p);
-    m = run_npu(*k, t, check);
-    if (!m.ok || !lost_loads(m)) break;
+    Measurement m = run_npu(*k, t, check || a > 0);
+    if (!m.ok) return m;
+    if (a == 0 || m.ms > worst.ms) worst = m;
+    if (a + 1 >= compiles && !(default_reads_inputs_ && lost_loads(worst))) break;
   }
-  return m;
+  return worst;
 }
 
-Measurement GroupTimer::model_npu_default(const NpuTarget& t) {
-  Measurement m = compile_and_model(t, {}, false, 3);
+Measurement GroupTimer::model_npu_default(const NpuTarget& t, int compiles) {
+  default_reads_inputs_ = true;  // tentatively: retry runs that lost loads
+  Measurement m = compile_and_model(t, {}, false, compiles);
   default_reads_inputs_ = !lost_loads(m);
   return m;
 }
 
-Measurement GroupTimer::model_npu(const NpuTarget& t, const NpuScheduleParams& p) {
+Measurement GroupTimer::model_npu(const NpuTarget& t, const NpuScheduleParams& p, int compiles) {
   try {
-    Measurement m = compile_and_model(t, p, true, default_reads_inputs_ ? 3 : 1);
+    Measurement m = compile_and_model(t, p, true, compiles);
     if (m.ok && default_reads_inputs_ && lost_loads(m)) {
       m.ok = false;
       m.problem = "the simulator counted " + std::to_string(m.gm_read_bytes) +

@@ -65,7 +65,7 @@ std::vector<GroupResult> tune_plan_npu(const Graph& g, const FusionPlan& plan, c
         r.best = old->npu.str();
         continue;
       }
-      Measurement m = timer.model_npu(npu, old->npu);
+      Measurement m = timer.model_npu(npu, old->npu, 3);
       if (m.ok && m.ms < r.best_ms) {
         best = old->npu;
         r.best_ms = m.ms;
@@ -74,6 +74,9 @@ std::vector<GroupResult> tune_plan_npu(const Graph& g, const FusionPlan& plan, c
     auto measure = [&](const NpuScheduleParams& p) -> std::optional<double> {
       ++r.trials;
       Measurement m = timer.model_npu(npu, p);
+      // An improvement is confirmed by two more compiles (the slowest counts): lost trace events
+      // only ever make a run look faster.
+      if (m.ok && m.ms < r.best_ms) m = timer.model_npu(npu, p, 3);
       if (!m.ok) {
         ++r.rejected;
         // Illegal overrides (no tiles: refused before compiling) are expected while searching:

@@ -45,8 +45,10 @@ std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, Sched
                                    const std::atomic<bool>& stop, const ProgressFn& progress);
 
 // --target npu-tile (npu_tuner.cpp): the same search over the NPU tile overrides (npu_params.h);
-// a candidate's cost is the simulator's modeled time of the group run once (deterministic: no
-// repeats, no confirmation), its outputs checked against the default tiles'. Entries are stored
+// a candidate's cost is the simulator's modeled time of the group run once (the model has no
+// noise; but a compile can lose trace events, which only lowers counts, so the default and every
+// apparent improvement are the slowest of three compiles), its outputs checked against the
+// default tiles'. Entries are stored
 // for target "npu-tile" and npu_machine_key(npu); times in GroupResult are modeled ms.
 // opts.repeat and opts.mullapudi do not apply.
 std::vector<GroupResult> tune_plan_npu(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, ScheduleDb& db,
