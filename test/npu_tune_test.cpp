@@ -112,7 +112,7 @@ TEST(NpuTune, NoSlowerRoundTripsAndTheExecutorUsesIt) {
   ScheduleDb db;
   tune::TuneOptions o;
   o.budget_s = 120;
-  o.trials = 8;
+  o.trials = 5;
   std::atomic<bool> stop{false};
   auto results = tune::tune_plan_npu(g, plan, t, db, path, o, stop, no_progress);
   ASSERT_EQ(results.size(), 2u);
@@ -248,7 +248,7 @@ TEST(NpuTuneCli, TunesOneLayerBertAndReportUsesTheDatabase) {
   std::string tune_bin = (fs::path(GAF_BINARY).parent_path() / "gaf-tune").string();
   std::string model = "builtin:bert-base --layers 1 --seq 8";
   std::string dir = gaf::testing::scratch_dir("npu_tune_cli");
-  auto t = gaf::testing::run_command(tune_bin + " " + model + " --target npu-tile --db " + db + " --trials 2", dir);
+  auto t = gaf::testing::run_command(tune_bin + " " + model + " --target npu-tile --db " + db + " --trials 1", dir);
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_NE(t.out.find("target npu-tile (ascend910-like "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("Mullapudi2016: n/a for npu-tile"), std::string::npos) << t.out;
