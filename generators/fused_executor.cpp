@@ -16,8 +16,12 @@ FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const Sched
 
 FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu,
                              const CompileProgress& progress)
+    : FusedExecutor(g, plan, npu, nullptr, progress) {}
+
+FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu,
+                             const ScheduleDb* schedules, const CompileProgress& progress)
     : g_(g), plan_(plan), npu_(true) {
-  compile(nullptr, progress, &npu);
+  compile(schedules, progress, &npu);
 }
 
 void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& progress, const NpuTarget* npu) {
@@ -25,9 +29,10 @@ void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& 
   const Graph& g = g_;
   auto t0 = std::chrono::steady_clock::now();
   const HostScheduleParams defaults = host_params_for(host_target());
-  const std::string machine = schedules ? host_machine_key() : "";
+  const std::string target = npu ? "npu-tile" : "host";
+  const std::string machine = !schedules ? "" : npu ? npu_machine_key(*npu) : host_machine_key();
   for (const FusionGroup& grp : plan.groups) {
-    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
+    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, target, machine) : nullptr;
     tuned_.push_back(tuned != nullptr);
     stats_.tuned_groups += tuned != nullptr;
     auto it = by_signature_.find(grp.signature);
@@ -36,8 +41,9 @@ void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& 
       kernels_.push_back(it->second);
     } else {
       std::shared_ptr<GroupKernel> k =
-          compile_group_kernel(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
-                               npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu);
+          compile_group_kernel(g, grp, tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
+                               npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
+                               tuned && npu ? tuned->npu : NpuScheduleParams{});
       ++stats_.kernels_compiled;
       by_signature_[grp.signature] = k;
       kernels_.push_back(k);

@@ -26,7 +26,11 @@ class FusedExecutor {
                          const CompileProgress& progress = {});
   // The NPU tile model: every group with the NPU schedules for `npu`, run on the host, its
   // staging copies counted by the simulator (npu_counts()). GafError when a tile cannot fit.
+  // With `schedules`, a group whose signature it holds for target "npu-tile" and this NPU target
+  // (npu_machine_key) uses gaf-tune's tile overrides.
   FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, const CompileProgress& progress = {});
+  FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, const ScheduleDb* schedules,
+                const CompileProgress& progress = {});
   TensorMap run(const TensorMap& inputs);
   // Runs group `s` alone: inputs in FusionGroup::inputs order, outputs in FusionGroup::outputs
   // order (gaf verify feeds it the reference's tensors).

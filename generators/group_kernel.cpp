@@ -14,8 +14,8 @@ int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { retu
 class JitGroupKernel : public GroupKernel {
  public:
   JitGroupKernel(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                 ScheduleSource source, const NpuTarget* npu)
-      : id_(grp.id), p_(g, grp, params, source, host_target(), npu) {
+                 ScheduleSource source, const NpuTarget* npu, const NpuScheduleParams& npu_params)
+      : id_(grp.id), p_(g, grp, params, source, host_target(), npu, npu_params) {
     if (!p_.has_pipeline()) return;
     // NPU kernels report their staging copies to the simulator (npu_sim.h).
     if (source == ScheduleSource::NpuTile) p_.pipeline().jit_handlers().custom_trace = npu_trace;
@@ -40,9 +40,9 @@ class JitGroupKernel : public GroupKernel {
 
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
                                                   const HostScheduleParams& params, ScheduleSource source,
-                                                  const NpuTarget* npu) {
+                                                  const NpuTarget* npu, const NpuScheduleParams& npu_params) {
   try {
-    return std::make_unique<JitGroupKernel>(g, grp, params, source, npu);
+    return std::make_unique<JitGroupKernel>(g, grp, params, source, npu, npu_params);
   } catch (const Halide::CompileError& e) {
     throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
                    "): Halide compile error: " + std::string(e.what()));

@@ -11,6 +11,7 @@
 #include "fusion/ops/registry.h"
 #include "runtime/npu_sim.h"
 #include "schedules/host_params.h"
+#include "schedules/npu_params.h"
 
 namespace gaf {
 
@@ -32,10 +33,11 @@ class GroupKernel {
 enum class ScheduleSource { Host, Mullapudi2016, NpuTile };
 
 // `g` must be static and typed; value inputs of members must be constants.
-// NpuTile needs `npu`, the target whose buffers the tiles fit.
+// NpuTile needs `npu`, the target whose buffers the tiles fit; `npu_params` overrides its tiles.
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
                                                   const HostScheduleParams& params,
                                                   ScheduleSource source = ScheduleSource::Host,
-                                                  const NpuTarget* npu = nullptr);
+                                                  const NpuTarget* npu = nullptr,
+                                                  const NpuScheduleParams& npu_params = {});
 
 }  // namespace gaf

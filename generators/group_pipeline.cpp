@@ -14,7 +14,8 @@ namespace gaf {
 using namespace Halide;
 
 GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                             ScheduleSource source, const Target& target, const NpuTarget* npu)
+                             ScheduleSource source, const Target& target, const NpuTarget* npu,
+                             const NpuScheduleParams& npu_params)
     : id_(grp.id), npu_source_(source == ScheduleSource::NpuTile) {
   params_.resize(grp.inputs.size());
   for (const std::string& in : grp.inputs) {
@@ -46,7 +47,7 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostS
     std::vector<NpuGroupInput> ins;
     for (size_t k = 0; k < params_.size(); ++k) ins.push_back(NpuGroupInput{params_[k], in_descs_[k].shape});
     npu_ = apply_npu_schedule("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) + ")",
-                              computed, members, ins, *npu);
+                              computed, members, ins, *npu, npu_params);
     out_funcs_ = npu_->gm_outputs;  // the GM copies of the outputs' UB tiles
   } else if (source == ScheduleSource::Host) {
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;

@@ -18,9 +18,11 @@ class GroupPipeline {
  public:
   // The group's members composed (or its rule's generate step), the fused host schedule with
   // `params` applied for `target` (or Mullapudi2016's, or with NpuTile the NPU tile model's for
-  // `npu`). Throws Halide::CompileError, or GafError when an NPU tile cannot fit.
+  // `npu`, with `npu_params`' tile overrides). Throws Halide::CompileError, or GafError when an
+  // NPU tile cannot fit or an override is illegal.
   GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                ScheduleSource source, const Halide::Target& target, const NpuTarget* npu = nullptr);
+                ScheduleSource source, const Halide::Target& target, const NpuTarget* npu = nullptr,
+                const NpuScheduleParams& npu_params = {});
 
   // False when every output is zero-sized: nothing to compute, no pipeline.
   bool has_pipeline() const { return !computed_.empty(); }

@@ -32,17 +32,19 @@ double max_abs_diff(const TensorMap& a, const TensorMap& b) {
 }  // namespace
 
 NpuPlanModel model_plan_on_npu(const Graph& g, const FusionPlan& plan, const TensorMap& inputs,
-                               const NpuTarget& target, const ProfileProgress& progress) {
+                               const NpuTarget& target, const ProfileProgress& progress,
+                               const ScheduleDb* schedules) {
   PlannerOptions off;
   off.enabled = false;
   FusionPlan single = plan_fusion(g, off);
-  FusedExecutor fused(g, plan, target, progress.compile_fused);
-  FusedExecutor unfused(g, single, target, progress.compile_unfused);
+  FusedExecutor fused(g, plan, target, schedules, progress.compile_fused);
+  FusedExecutor unfused(g, single, target, schedules, progress.compile_unfused);
   TensorMap fused_out = fused.run(inputs), unfused_out = unfused.run(inputs);
 
   NpuPlanModel m;
   m.target = target;
   m.max_abs_diff = max_abs_diff(fused_out, unfused_out);
+  m.tuned_groups = fused.stats().tuned_groups;
   std::vector<double> node_us(single.groups.size());
   for (size_t s = 0; s < single.groups.size(); ++s) {
     const NpuCounts& c = unfused.npu_counts().at(s);

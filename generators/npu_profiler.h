@@ -8,6 +8,7 @@
 
 #include "generators/plan_profiler.h"
 #include "runtime/npu_sim.h"
+#include "schedules/schedule_db.h"
 
 namespace gaf {
 
@@ -27,9 +28,13 @@ struct NpuPlanModel {
   double fused_us = 0, unfused_us = 0;
   NpuModeledTime fused_pipes, unfused_pipes;  // per pipe, summed over kernels
   double max_abs_diff = 0;  // fused vs unfused outputs on the NPU model (they must agree)
+  int tuned_groups = 0;     // fused groups that used a tuned entry of the schedule database
 };
 
+// With `schedules`, groups tuned by gaf-tune --target npu-tile for `target` use their tiles (fused
+// and unfused alike: a single-op group with a tuned signature is the same kernel).
 NpuPlanModel model_plan_on_npu(const Graph& g, const FusionPlan& plan, const TensorMap& inputs,
-                               const NpuTarget& target, const ProfileProgress& progress = {});
+                               const NpuTarget& target, const ProfileProgress& progress = {},
+                               const ScheduleDb* schedules = nullptr);
 
 }  // namespace gaf

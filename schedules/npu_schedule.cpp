@@ -84,8 +84,8 @@ class NpuScheduler {
  public:
   NpuScheduler(const std::string& label, const std::vector<TensorFunc>& outputs,
                const std::vector<MemberFuncs>& members, const std::vector<NpuGroupInput>& inputs,
-               const NpuTarget& target)
-      : label_(label), outputs_(outputs), members_(members), inputs_(inputs), t_(target) {}
+               const NpuTarget& target, const NpuScheduleParams& params)
+      : label_(label), outputs_(outputs), members_(members), inputs_(inputs), t_(target), p_(params) {}
 
   NpuSchedule run() {
     index_funcs();
@@ -333,10 +333,10 @@ class NpuScheduler {
     LoopLevel at = LoopLevel::root();
     if (!root.unknown_shape && !root.shape.empty()) {
       if (acc) {
-        tile = choose_cube_tile(label_, root.shape, acc_k(*acc), residents, eb, t_);
+        tile = choose_cube_tile(label_, root.shape, acc_k(*acc), residents, eb, t_, p_);
         at = apply_cube_tile(gm, tile);
       } else {
-        tile = choose_row_tile(label_, root.shape, has_row_reduction(re), residents, eb, t_);
+        tile = choose_row_tile(label_, root.shape, has_row_reduction(re), residents, eb, t_, p_);
         at = apply_row_tile(gm, tile);
       }
       out.tiles.push_back(gm.name() + ": " + tile.describe);
@@ -449,6 +449,7 @@ class NpuScheduler {
   const std::vector<MemberFuncs>& members_;
   const std::vector<NpuGroupInput>& inputs_;
   const NpuTarget& t_;
+  const NpuScheduleParams p_;
   std::map<std::string, Func> funcs_;
   std::map<std::string, const MemberFuncs*> member_of_, acc_member_;
   std::map<std::string, Shape> shape_of_;
@@ -461,8 +462,8 @@ class NpuScheduler {
 
 NpuSchedule apply_npu_schedule(const std::string& label, const std::vector<TensorFunc>& outputs,
                                const std::vector<MemberFuncs>& members, const std::vector<NpuGroupInput>& inputs,
-                               const NpuTarget& target) {
-  return NpuScheduler(label, outputs, members, inputs, target).run();
+                               const NpuTarget& target, const NpuScheduleParams& params) {
+  return NpuScheduler(label, outputs, members, inputs, target, params).run();
 }
 
 }  // namespace gaf

@@ -16,6 +16,7 @@
 
 #include "runtime/npu_sim.h"
 #include "runtime/npu_target.h"
+#include "schedules/npu_params.h"
 #include "schedules/fused_schedule.h"
 
 namespace gaf {
@@ -32,9 +33,9 @@ struct NpuSchedule {
 };
 
 // `label` names the group in errors ("group g7 (matmul_epilogue)"). Throws GafError when a tile
-// cannot fit a buffer.
+// cannot fit a buffer, or when an override in `params` (gaf-tune's) is illegal.
 NpuSchedule apply_npu_schedule(const std::string& label, const std::vector<TensorFunc>& outputs,
                                const std::vector<MemberFuncs>& members, const std::vector<NpuGroupInput>& inputs,
-                               const NpuTarget& target);
+                               const NpuTarget& target, const NpuScheduleParams& params = {});
 
 }  // namespace gaf

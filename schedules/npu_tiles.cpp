@@ -68,7 +68,8 @@ Var fuse_outer(Func gm, Var t, const std::vector<Var>& outer) {
 }  // namespace
 
 NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int64_t K,
-                               const std::vector<UbResident>& ub_funcs, int64_t eb, const NpuTarget& t) {
+                               const std::vector<UbResident>& ub_funcs, int64_t eb, const NpuTarget& t,
+                               const NpuScheduleParams& p) {
   NpuTileChoice c;
   const int64_t N = shape.back(), M = shape[shape.size() - 2];
   const int64_t batch = shape_numel(Shape(shape.begin(), shape.end() - 2));
@@ -77,8 +78,9 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
     return 2 * l0c(m, n) <= t.l0c_bytes && 2 * ub_bytes(ub_funcs, n, m, eb, t) <= t.ub_bytes;
   };
   // Candidate sides: halving from 8 cube blocks down to one, divisors of the extent preferred.
-  auto sides = [](int64_t extent, int64_t step) {
+  auto sides = [](int64_t extent, int64_t step, int64_t override_side) {
     std::vector<int64_t> v;
+    if (override_side > 0) return std::vector<int64_t>{std::min(extent, override_side)};  // gaf-tune's
     for (int64_t cap = 8 * step; cap >= step; cap /= 2) {
       int64_t e = tile_extent(extent, cap, step);
       if (v.empty() || v.back() != e) v.push_back(e);
@@ -88,8 +90,8 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
   // The modeled time of a tiling: GM traffic (A re-read per column of tiles, B per row of
   // tiles) against the cube's work spread over the cores the tiles occupy. Fewer bytes break ties.
   double best_us = -1, best_bytes = 0;
-  for (int64_t n : sides(N, t.cube_n))
-    for (int64_t m : sides(M, t.cube_m)) {
+  for (int64_t n : sides(N, t.cube_n, p.n))
+    for (int64_t m : sides(M, t.cube_m, p.m)) {
       if (!fits(m, n)) continue;
       const int64_t tm = ceil_div(M, m), tn = ceil_div(N, n), tiles = tm * tn * batch;
       const double bytes = static_cast<double>(batch * (tn * M * K + tm * K * N + M * N) * eb);
@@ -105,20 +107,36 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
       }
     }
   if (best_us < 0) {
-    const int64_t m = std::min<int64_t>(M, t.cube_m), n = std::min<int64_t>(N, t.cube_n);
-    if (2 * l0c(m, n) > t.l0c_bytes) no_fit(label, "L0C", "the smallest output tile", l0c(m, n), t.l0c_bytes);
-    no_fit(label, "UB", "the epilogue of the smallest output tile", ub_bytes(ub_funcs, n, m, eb, t), t.ub_bytes);
+    const int64_t m = std::min<int64_t>(M, p.m > 0 ? p.m : t.cube_m);
+    const int64_t n = std::min<int64_t>(N, p.n > 0 ? p.n : t.cube_n);
+    const std::string tile = p.m > 0 || p.n > 0 ? "the output tile " + std::to_string(m) + "x" + std::to_string(n) +
+                                                      " (NPU parameters " + p.str() + ")"
+                                                : "the smallest output tile";
+    if (2 * l0c(m, n) > t.l0c_bytes) no_fit(label, "L0C", tile, l0c(m, n), t.l0c_bytes);
+    no_fit(label, "UB", "the epilogue of " + tile, ub_bytes(ub_funcs, n, m, eb, t), t.ub_bytes);
   }
   if (K > 0) {
     int64_t limit = std::min(t.l0a_bytes / 2 / (c.m * eb), t.l0b_bytes / 2 / (c.n * eb));
     if (limit < 1) no_fit(label, c.m > c.n ? "L0A" : "L0B", "one k step", std::max(c.m, c.n) * eb,
                           std::min(t.l0a_bytes, t.l0b_bytes));
-    c.k_l0 = largest_divisor(K, limit);
     int64_t panel = t.l1_bytes / 2 / ((c.m + c.n) * eb);
-    if (panel < c.k_l0) no_fit(label, "L1", "one k block of both operands", (c.m + c.n) * c.k_l0 * eb, t.l1_bytes);
-    c.k_l1 = c.k_l0;
-    for (int64_t p = c.k_l0; p <= std::min(K, panel); p += c.k_l0)
-      if (K % p == 0) c.k_l1 = p;
+    if (p.k_l1 > 0) {
+      // gaf-tune's panel: it must split K exactly and fit L1; the L0 block then divides it.
+      if (K % p.k_l1 != 0)
+        throw GafError(label + ": NPU parameter k_l1=" + std::to_string(p.k_l1) + " does not divide K=" +
+                       std::to_string(K) + " (k panels split the reduction exactly)");
+      if (p.k_l1 > panel)
+        no_fit(label, "L1", "a k panel of " + std::to_string(p.k_l1) + " (NPU parameter k_l1) of both operands",
+               (c.m + c.n) * p.k_l1 * eb, t.l1_bytes);
+      c.k_l1 = p.k_l1;
+      c.k_l0 = largest_divisor(c.k_l1, limit);
+    } else {
+      c.k_l0 = largest_divisor(K, limit);
+      if (panel < c.k_l0) no_fit(label, "L1", "one k block of both operands", (c.m + c.n) * c.k_l0 * eb, t.l1_bytes);
+      c.k_l1 = c.k_l0;
+      for (int64_t k = c.k_l0; k <= std::min(K, panel); k += c.k_l0)
+        if (K % k == 0) c.k_l1 = k;
+    }
   }
   c.describe = "cube tiles " + std::to_string(c.m) + "x" + std::to_string(c.n) + " in L0C, k " +
                std::to_string(c.k_l0) + " per L0A/L0B block, " + std::to_string(c.k_l1) + " per L1 panel (" +
@@ -127,7 +145,8 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
 }
 
 NpuTileChoice choose_row_tile(const std::string& label, const Shape& shape, bool whole_rows,
-                              const std::vector<UbResident>& ub_funcs, int64_t eb, const NpuTarget& t) {
+                              const std::vector<UbResident>& ub_funcs, int64_t eb, const NpuTarget& t,
+                              const NpuScheduleParams& p) {
   NpuTileChoice c;
   const int64_t L = shape.back();
   const int64_t S2 = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
@@ -143,16 +162,24 @@ NpuTileChoice choose_row_tile(const std::string& label, const Shape& shape, bool
   if (split_rows) {
     // Chunks of the innermost axis: as large as fit, but no larger than a core's share.
     const int64_t share = std::max(align, ceil_div(ceil_div(L * outer * S2, t.ai_cores), align) * align);
-    c.chunk = std::min(L, share);
-    while (c.chunk > align && !fits(c.chunk, 1)) c.chunk = std::max(align, (c.chunk / 2) / align * align);
-    if (!fits(c.chunk, 1)) no_fit(label, "UB", "the smallest chunk", ub_bytes(ub_funcs, c.chunk, 1, eb, t), t.ub_bytes);
+    c.chunk = std::min(L, p.chunk > 0 ? p.chunk : share);
+    while (p.chunk == 0 && c.chunk > align && !fits(c.chunk, 1))
+      c.chunk = std::max(align, (c.chunk / 2) / align * align);
+    if (!fits(c.chunk, 1))
+      no_fit(label, "UB",
+             p.chunk > 0 ? "a chunk of " + std::to_string(c.chunk) + " elements (NPU parameter chunk)"
+                         : "the smallest chunk",
+             ub_bytes(ub_funcs, c.chunk, 1, eb, t), t.ub_bytes);
     c.rows = 1;
     c.describe = "tiles of " + std::to_string(c.chunk) + " elements of rows of " + std::to_string(L) + " (" +
                  std::to_string(ceil_div(L, c.chunk) * S2 * outer) + " tiles";
   } else {
     const int64_t share = std::max<int64_t>(1, S2 * outer / t.ai_cores);  // rows per core
-    c.rows = std::min(S2, share);
-    while (c.rows > 1 && !fits(L, c.rows)) c.rows = std::max<int64_t>(1, c.rows / 2);
+    c.rows = std::min(S2, p.rows > 0 ? p.rows : share);
+    while (p.rows == 0 && c.rows > 1 && !fits(L, c.rows)) c.rows = std::max<int64_t>(1, c.rows / 2);
+    if (!fits(L, c.rows))  // only an override can get here: one row fits (split_rows is false)
+      no_fit(label, "UB", std::to_string(c.rows) + " rows of " + std::to_string(L) + " elements (NPU parameter rows)",
+             ub_bytes(ub_funcs, L, c.rows, eb, t), t.ub_bytes);
     c.describe = "tiles of " + std::to_string(c.rows) + " rows x " + std::to_string(L) + " (" +
                  std::to_string(ceil_div(S2, c.rows) * outer) + " tiles";
   }

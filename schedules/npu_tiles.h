@@ -8,6 +8,7 @@
 
 #include "runtime/tensor.h"
 #include "runtime/npu_target.h"
+#include "schedules/npu_params.h"
 
 namespace Halide {
 class Func;
@@ -36,12 +37,15 @@ struct UbResident {
 // Tiles fit half of each buffer and, where the buffer allows, are small enough that every AI
 // core gets one. `shape` is the output buffer's (ONNX order, M x N last); `K` the reduction
 // length; elements of `elem_bytes`. GafError naming `label` and the buffer when even the
-// smallest tile does not fit.
+// smallest tile does not fit. `p`'s overrides (gaf-tune's) replace the search; an override that
+// does not fit, or a k panel that does not divide K, is a GafError naming it.
 NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int64_t K,
-                               const std::vector<UbResident>& ub, int64_t elem_bytes, const NpuTarget& t);
+                               const std::vector<UbResident>& ub, int64_t elem_bytes, const NpuTarget& t,
+                               const NpuScheduleParams& p = {});
 // `whole_rows`: the tile reduces along the innermost axis, so a row cannot be split.
 NpuTileChoice choose_row_tile(const std::string& label, const Shape& shape, bool whole_rows,
-                              const std::vector<UbResident>& ub, int64_t elem_bytes, const NpuTarget& t);
+                              const std::vector<UbResident>& ub, int64_t elem_bytes, const NpuTarget& t,
+                              const NpuScheduleParams& p = {});
 
 // Tiles `gm` (computed at root, tiles parallel) and returns the loop level of one tile.
 Halide::LoopLevel apply_cube_tile(Halide::Func gm, const NpuTileChoice& c);

@@ -62,6 +62,14 @@ TunedSchedule read_entry(const std::string& path, size_t index, const json& j) {
   s.best_ms = r.number("best_ms");
   s.trials = static_cast<int>(r.integer(j, "trials", "trials", 0, 1 << 30));
   const json& p = r.at(j, "params", "params");
+  if (s.target == "npu-tile") {
+    const json& n = r.at(p, "npu", "params.npu");
+    auto side = [&](const char* key) {
+      return r.integer(n, key, std::string("params.npu.") + key, 0, int64_t{1} << 32);
+    };
+    s.npu = NpuScheduleParams{side("m"), side("n"), side("k_l1"), side("rows"), side("chunk")};
+    return s;
+  }
   const json& mm = r.at(p, "matmul", "params.matmul");
   s.matmul.vectors = static_cast<int>(r.integer(mm, "vectors", "params.matmul.vectors", 1, 16));
   s.matmul.rows = static_cast<int>(r.integer(mm, "rows", "params.matmul.rows", 1, 32));
@@ -73,14 +81,20 @@ TunedSchedule read_entry(const std::string& path, size_t index, const json& j) {
   return s;
 }
 
+json write_params(const TunedSchedule& s) {
+  if (s.target == "npu-tile")
+    return {{"npu",
+             {{"m", s.npu.m}, {"n", s.npu.n}, {"k_l1", s.npu.k_l1}, {"rows", s.npu.rows}, {"chunk", s.npu.chunk}}}};
+  return {{"matmul", {{"vectors", s.matmul.vectors}, {"rows", s.matmul.rows}, {"k_unroll", s.matmul.k_unroll}, {"a_block_bytes", s.matmul.a_block_bytes}}},
+          {"rows", {{"task_elems", s.rows.task_elems}}}};
+}
+
 json write_entry(const TunedSchedule& s) {
   return json{{"signature", s.signature},
               {"target", s.target},
               {"machine", s.machine},
               {"label", s.label},
-              {"params",
-               {{"matmul", {{"vectors", s.matmul.vectors}, {"rows", s.matmul.rows}, {"k_unroll", s.matmul.k_unroll}, {"a_block_bytes", s.matmul.a_block_bytes}}},
-                {"rows", {{"task_elems", s.rows.task_elems}}}}},
+              {"params", write_params(s)},
               {"default_ms", s.default_ms},
               {"best_ms", s.best_ms},
               {"trials", s.trials},

@@ -1,5 +1,6 @@
 // The tuned-schedule database: JSON (schema "graph-autofusion/schedules/1") keyed by group
-// signature + target ("host", "npu-tile") + machine (CPU features and cores). gaf-tune writes it;
+// signature + target ("host", "npu-tile") + machine (CPU features and cores; for npu-tile the NPU
+// target's name and a hash of its numbers, npu_machine_key). gaf-tune writes it;
 // gaf run/compile read it: a group found there uses its tuned parameters, others the defaults.
 // Schema: docs/USER_GUIDE.md ("Tuned schedules"). No Halide here.
 #pragma once
@@ -8,18 +9,22 @@
 #include <vector>
 
 #include "schedules/host_params.h"
+#include "schedules/npu_params.h"
 
 namespace gaf {
 
 struct TunedSchedule {
   std::string signature;   // FusionGroup::signature
   std::string target;      // "host" or "npu-tile"
-  std::string machine;     // host_machine_key(): Halide target features, CPU model, cores
+  std::string machine;     // host_machine_key() or npu_machine_key()
   std::string label;       // what the group is, for people ("MatMul+GELU")
-  MatMulParams matmul;
-  RowParams rows;
-  double default_ms = 0;   // median time with the default parameters
-  double best_ms = 0;      // median time with these parameters
+  MatMulParams matmul;     // host entries
+  RowParams rows;          // host entries
+  NpuScheduleParams npu;   // npu-tile entries
+  // Host: median measured time with the default parameters and with these. npu-tile: the NPU
+  // simulator's modeled time (npu_modeled_time total), in ms too.
+  double default_ms = 0;
+  double best_ms = 0;
   int trials = 0;          // candidates measured
   std::string date;        // YYYY-MM-DD
 };

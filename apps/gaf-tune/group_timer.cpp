@@ -60,24 +60,62 @@ std::vector<Tensor> GroupTimer::output_buffers(const GroupKernel& k) {
   return outs;
 }
 
+std::string GroupTimer::check_or_keep(const std::vector<Tensor>& outs, bool check) {
+  if (!check) {
+    expected_ = outs;
+    return "";
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::string bad = mismatch(outs[i], expected_.at(i));
+    if (!bad.empty()) return "output " + grp_.outputs[i] + ": " + bad;
+  }
+  return "";
+}
+
 Measurement GroupTimer::run(GroupKernel& k, bool check) {
   std::vector<Tensor> outs = output_buffers(k);
   Measurement m;
   k.run(input_ptrs_, outs);  // warm-up, and the outputs checked
-  if (check) {
-    for (size_t i = 0; i < outs.size(); ++i) {
-      std::string bad = mismatch(outs[i], expected_.at(i));
-      if (!bad.empty()) {
-        m.problem = "output " + grp_.outputs[i] + ": " + bad;
-        return m;
-      }
-    }
-  } else {
-    expected_ = outs;
-  }
+  m.problem = check_or_keep(outs, check);
+  if (!m.problem.empty()) return m;
   m.ok = true;
   m.ms = median(time_runs(k, repeat_));
   return m;
+}
+
+Measurement GroupTimer::run_npu(GroupKernel& k, const NpuTarget& t, bool check) {
+  std::vector<Tensor> outs = output_buffers(k);
+  NpuCounts counts;
+  if (const NpuStageMap* stages = k.npu_stages()) {
+    NpuSimulator::Session session(*stages, counts);
+    k.run(input_ptrs_, outs);
+  } else {
+    k.run(input_ptrs_, outs);  // nothing computed (zero-sized outputs): no work to model
+  }
+  Measurement m;
+  m.tiles = k.npu_tiles();
+  m.problem = check_or_keep(outs, check);
+  if (!m.problem.empty()) return m;
+  m.ok = true;
+  m.ms = npu_modeled_time(counts, t).total_us / 1000;
+  return m;
+}
+
+Measurement GroupTimer::compile_and_model(const NpuTarget& t, const NpuScheduleParams& p, bool check) {
+  std::unique_ptr<GroupKernel> k = compile_group_kernel(g_, grp_, HostScheduleParams{}, ScheduleSource::NpuTile, &t, p);
+  return run_npu(*k, t, check);
+}
+
+Measurement GroupTimer::model_npu_default(const NpuTarget& t) { return compile_and_model(t, {}, false); }
+
+Measurement GroupTimer::model_npu(const NpuTarget& t, const NpuScheduleParams& p) {
+  try {
+    return compile_and_model(t, p, true);
+  } catch (const std::exception& e) {
+    Measurement m;
+    m.problem = e.what();
+    return m;
+  }
 }
 
 std::vector<double> GroupTimer::time_runs(GroupKernel& k, int runs) {

@@ -1,5 +1,6 @@
 // gaf-tune: searches each distinct fused group's host schedule parameters, measures candidates,
-// keeps the best in a schedule database that gaf run and the AOT build read. Exit codes as gaf:
+// keeps the best in a schedule database that gaf run and the AOT build read. With --target
+// npu-tile: the NPU tile model's tile sizes, costed by the simulator's modeled time. Exit codes as gaf:
 // 0 ok, 1 user error (one line naming what is wrong), 2 internal error. Ctrl-C stops after the
 // candidate being measured and keeps everything found so far.
 #include <unistd.h>
@@ -30,39 +31,47 @@ double parse_budget(const std::string& s) {
   return m[2] == "h" ? v * 3600 : m[2] == "m" ? v * 60 : v;
 }
 
-void print_table(const std::vector<gaf::tune::GroupResult>& results) {
-  std::printf("\n%-28s %6s %11s %11s %8s %14s %7s %8s  %s\n", "group", "count", "default ms", "tuned ms",
-              "speedup", "Mullapudi ms", "trials", "rejected", "parameters");
+// `npu`: times are the NPU model's (modeled, printed in microseconds) and Mullapudi2016 does not apply.
+void print_table(const std::vector<gaf::tune::GroupResult>& results, bool npu) {
+  const double scale = npu ? 1000 : 1;  // ms -> us
+  std::printf("\n%-28s %6s %11s %11s %8s %14s %7s %8s  %s\n", "group", "count", npu ? "default us" : "default ms",
+              npu ? "tuned us" : "tuned ms", "speedup", "Mullapudi ms", "trials", "rejected", "parameters");
   double before = 0, after = 0;
   for (const auto& r : results) {
     char mul[32] = "n/a";
     if (r.mullapudi_ms >= 0) std::snprintf(mul, sizeof mul, "%.3f", r.mullapudi_ms);
     std::printf("%-28s %6d %11.3f %11.3f %7.2fx %14s %7d %8d  %s%s\n", r.label.substr(0, 28).c_str(), r.groups,
-                r.default_ms, r.best_ms, r.default_ms / std::max(r.best_ms, 1e-9), mul, r.trials, r.rejected,
-                r.best.c_str(), r.resumed ? " (from the database)" : "");
-    if (r.mullapudi_ms < 0 && !r.mullapudi_note.empty())
+                r.default_ms * scale, r.best_ms * scale, r.default_ms / std::max(r.best_ms, 1e-12), mul, r.trials,
+                r.rejected, r.best.c_str(), r.resumed ? " (from the database)" : "");
+    if (!npu && r.mullapudi_ms < 0 && !r.mullapudi_note.empty())
       std::printf("%-28s   Mullapudi2016: %s\n", "", r.mullapudi_note.substr(0, 100).c_str());
     before += r.default_ms * r.groups;
     after += r.best_ms * r.groups;
   }
-  std::printf("sum over the plan's groups: default %.2f ms, tuned %.2f ms (%.2fx)\n", before, after,
-              before / std::max(after, 1e-9));
+  if (npu) std::printf("Mullapudi2016: n/a for npu-tile (it schedules host CPUs, not the NPU tile model)\n");
+  std::printf("sum over the plan's groups: default %.*f ms, tuned %.*f ms (%.2fx)%s\n", npu ? 4 : 2, before,
+              npu ? 4 : 2, after, before / std::max(after, 1e-12), npu ? ", modeled" : "");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"gaf-tune: tune the host schedule parameters of a model's fused groups"};
+  CLI::App app{"gaf-tune: tune the host (or NPU tile model) schedule parameters of a model's fused groups"};
   gaf::cli::ModelArgs model;
   gaf::cli::FusionArgs fusion;
   gaf::cli::CommonArgs common;  // -v/-q, --threads
   model.add_to(&app);
   fusion.add_to(&app);
   common.add_to(&app);
-  std::string target = "host", db_path, budget = "10m";
+  std::string target = "host", db_path, budget = "10m", npu_target_file;
   gaf::tune::TuneOptions opts;
   bool no_mullapudi = false;
-  app.add_option("--target", target, "host (npu-tile: not available in this build)")->capture_default_str();
+  app.add_option("--target", target, "host (measured on this CPU), or npu-tile (the NPU simulator's modeled time)")
+      ->check(CLI::IsMember({"host", "npu-tile"}))
+      ->capture_default_str();
+  app.add_option("--npu-target", npu_target_file,
+                 "npu-tile: NPU target description (JSON, see schedules/targets/ascend910_like.json); default: the "
+                 "built-in one");
   app.add_option("--db", db_path, "schedule database (JSON): created, or continued")->required();
   app.add_option("--budget", budget, "time budget for the whole run: 90s, 10m, 1h")->capture_default_str();
   app.add_option("--trials", opts.trials, "candidates per group at most")->check(CLI::PositiveNumber)->capture_default_str();
@@ -77,8 +86,9 @@ int main(int argc, char** argv) {
   }
   try {
     common.apply();
-    if (target != "host")
-      throw gaf::GafError("--target '" + target + "': only 'host' is available in this build");
+    const bool npu = target == "npu-tile";
+    if (!npu && !npu_target_file.empty()) throw gaf::GafError("--npu-target needs --target npu-tile");
+    const gaf::NpuTarget npu_target = npu ? gaf::npu_target_or_default(npu_target_file) : gaf::NpuTarget();
     opts.budget_s = parse_budget(budget);
     opts.mullapudi = !no_mullapudi;
     gaf::ScheduleDb db = gaf::ScheduleDb::load(db_path, /*missing_ok=*/true);
@@ -92,9 +102,10 @@ int main(int argc, char** argv) {
       for (const auto& grp : plan.groups) found = found || grp.signature == opts.only_signature;
       if (!found) throw gaf::GafError("--group: no group of " + model.model + " has that signature");
     }
-    std::printf("gaf-tune: %s, %zu groups, target host (%s), budget %.0f s, db %s (%zu entries)\n",
-                m.description.c_str(), plan.groups.size(), gaf::host_target().to_string().c_str(),
-                opts.budget_s, db_path.c_str(), db.entries().size());
+    const std::string target_desc = npu ? "npu-tile (" + gaf::npu_machine_key(npu_target) + ")"
+                                        : "host (" + gaf::host_target().to_string() + ")";
+    std::printf("gaf-tune: %s, %zu groups, target %s, budget %.0f s, db %s (%zu entries)\n", m.description.c_str(),
+                plan.groups.size(), target_desc.c_str(), opts.budget_s, db_path.c_str(), db.entries().size());
     std::fflush(stdout);
 
     std::signal(SIGINT, on_interrupt);
@@ -109,9 +120,10 @@ int main(int argc, char** argv) {
       }
       last_group = gi;
     };
-    auto results = gaf::tune::tune_plan(m.graph, plan, db, db_path, opts, g_stop, progress);
+    auto results = npu ? gaf::tune::tune_plan_npu(m.graph, plan, npu_target, db, db_path, opts, g_stop, progress)
+                       : gaf::tune::tune_plan(m.graph, plan, db, db_path, opts, g_stop, progress);
     if (tty) std::fprintf(stderr, "\n");
-    print_table(results);
+    print_table(results, npu);
     if (g_stop) std::printf("interrupted: what was found so far is in %s\n", db_path.c_str());
     else std::printf("saved %s (%zu entries)\n", db_path.c_str(), db.entries().size());
     return 0;

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <map>
 #include <random>
 
 #include "apps/gaf-tune/group_timer.h"
+#include "apps/gaf-tune/search_loop.h"
 #include "apps/gaf-tune/search_space.h"
 #include "fusion/report/report.h"
 #include "schedules/host_target.h"
@@ -19,13 +19,6 @@ namespace gaf::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string today() {
-  std::time_t t = std::time(nullptr);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
 
 bool has_matmul(const Graph& g, const FusionGroup& grp) {
   for (int n : grp.nodes)
@@ -64,11 +57,6 @@ auto quietly(F f) {
   }
 }
 
-struct Distinct {
-  const FusionGroup* group;
-  int count = 0;
-};
-
 }  // namespace
 
 std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, ScheduleDb& db,
@@ -80,21 +68,15 @@ std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, Sched
   const std::string machine = host_machine_key();
   const int registers = vector_registers(host_target());
 
-  std::vector<std::string> order;
-  std::map<std::string, Distinct> distinct;
-  for (const FusionGroup& grp : plan.groups) {
-    if (!opts.only_signature.empty() && grp.signature != opts.only_signature) continue;
-    auto [it, fresh] = distinct.try_emplace(grp.signature, Distinct{&grp, 0});
-    ++it->second.count;
-    if (fresh) order.push_back(grp.signature);
-  }
+  std::map<std::string, DistinctGroup> distinct;
+  const std::vector<std::string> order = distinct_groups(plan, opts.only_signature, distinct);
 
   // Default times first: they rank the groups and are every candidate's baseline.
   std::vector<GroupResult> results;
   std::map<std::string, std::unique_ptr<GroupTimer>> timers;
   for (const std::string& sig : order) {
     if (stop) break;
-    const Distinct& d = distinct.at(sig);
+    const DistinctGroup& d = distinct.at(sig);
     GroupResult r;
     r.signature = sig;
     r.label = group_label(g, *d.group);
@@ -109,17 +91,15 @@ std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, Sched
     return a.default_ms * a.groups > b.default_ms * b.groups;
   });
 
-  double weight_left = 0;
-  for (const GroupResult& r : results) weight_left += r.default_ms * r.groups;
+  double weight_total = 0;
+  for (const GroupResult& r : results) weight_total += r.default_ms * r.groups;
+  BudgetShares shares(weight_total);
   std::mt19937 rng(opts.seed);
   for (size_t gi = 0; gi < results.size() && !stop; ++gi) {
     GroupResult& r = results[gi];
     const FusionGroup& grp = *distinct.at(r.signature).group;
     GroupTimer& timer = *timers.at(r.signature);
-    double weight = r.default_ms * r.groups;
-    double share = std::max(0.0, opts.budget_s - elapsed()) * (weight_left > 0 ? weight / weight_left : 1.0);
-    weight_left -= weight;
-    const double group_deadline = elapsed() + share;
+    const double group_deadline = elapsed() + shares.next(r.default_ms * r.groups, opts.budget_s - elapsed());
 
     SearchSpace space(has_matmul(g, grp), registers);
     Candidate best{defaults.matmul, defaults.rows};
@@ -143,36 +123,20 @@ std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, Sched
       Measurement m = timer.measure(params_of(defaults, best));
       if (m.ok) r.best_ms = std::min(r.best_ms, m.ms);
     }
-    std::vector<Candidate> tried{best};
-    auto try_candidate = [&](const Candidate& c) {
-      if (std::find(tried.begin(), tried.end(), c) != tried.end()) return false;
-      tried.push_back(c);
+    auto measure = [&](const Candidate& c) -> std::optional<double> {
       ++r.trials;
       Measurement m = timer.measure(params_of(defaults, c));
       if (!m.ok) {
         ++r.rejected;
         std::fprintf(stderr, "gaf-tune: rejected %s for %s: %s\n", c.str().c_str(), r.label.c_str(), m.problem.c_str());
-      } else if (m.ms < r.best_ms) {
-        r.best_ms = m.ms;
-        best = c;
       }
-      progress(gi, results.size(), r.label, r.trials, opts.trials, r.default_ms / std::max(r.best_ms, 1e-9));
-      return true;
+      progress(gi, results.size(), r.label, r.trials, opts.trials,
+               r.default_ms / std::max(m.ok ? std::min(r.best_ms, m.ms) : r.best_ms, 1e-9));
+      if (!m.ok) return std::nullopt;
+      return m.ms;
     };
     auto more = [&] { return !stop && r.trials < opts.trials && elapsed() < group_deadline; };
-    // Random exploration for half the trials (the space of a row group may be smaller), then
-    // hill-climbing from the best point until no neighbour improves.
-    size_t explore = std::min(space.size(), static_cast<size_t>(std::max(1, opts.trials / 2)));
-    for (size_t i = 0; i < explore * 4 && tried.size() <= explore && more(); ++i) try_candidate(space.random(rng));
-    for (bool improved = true; improved && more();) {
-      improved = false;
-      Candidate from = best;
-      for (const Candidate& n : space.neighbours(from)) {
-        if (!more()) break;
-        try_candidate(n);
-      }
-      improved = !(best == from);
-    }
+    search_points(space, best, r.best_ms, opts.trials, rng, measure, more);
     if (!(best == Candidate{defaults.matmul, defaults.rows}) && !stop) {
       // Re-measure the winner against the default, alternately; keep it only if it still wins.
       auto [d_ms, b_ms] = timer.confirm(defaults, params_of(defaults, best), 3);

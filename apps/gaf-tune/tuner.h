@@ -12,6 +12,7 @@
 
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
+#include "runtime/npu_target.h"
 #include "schedules/schedule_db.h"
 
 namespace gaf::tune {
@@ -42,5 +43,14 @@ using ProgressFn = std::function<void(size_t, size_t, const std::string&, int, i
 std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, ScheduleDb& db,
                                    const std::string& db_path, const TuneOptions& opts,
                                    const std::atomic<bool>& stop, const ProgressFn& progress);
+
+// --target npu-tile (npu_tuner.cpp): the same search over the NPU tile overrides (npu_params.h);
+// a candidate's cost is the simulator's modeled time of the group run once (the counts are
+// deterministic), its outputs checked against the default tiles'. Entries are stored
+// for target "npu-tile" and npu_machine_key(npu); times in GroupResult are modeled ms.
+// opts.repeat and opts.mullapudi do not apply.
+std::vector<GroupResult> tune_plan_npu(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, ScheduleDb& db,
+                                       const std::string& db_path, const TuneOptions& opts,
+                                       const std::atomic<bool>& stop, const ProgressFn& progress);
 
 }  // namespace gaf::tune

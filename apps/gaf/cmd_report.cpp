@@ -31,6 +31,7 @@ struct ReportArgs {
   uint32_t seed = 0;
   std::string target = "host";
   std::string npu_target_file;  // empty: the built-in target
+  std::string schedules;        // npu-tile: gaf-tune's database
 };
 
 void check_writable(const std::string& option, const std::string& file) {
@@ -67,6 +68,9 @@ int report(const ReportArgs& a) {
   if (!npu && a.html_file.empty() && a.json_file.empty())
     throw GafError("nothing to write: give --html FILE and/or --json FILE (or --target npu-tile for the NPU table)");
   if (!npu && !a.npu_target_file.empty()) throw GafError("--npu-target needs --target npu-tile");
+  if (!npu && !a.schedules.empty()) throw GafError("--schedules needs --target npu-tile");
+  std::optional<ScheduleDb> db;
+  if (!a.schedules.empty()) db = ScheduleDb::load(a.schedules, /*missing_ok=*/false);
   const NpuTarget npu_target = npu ? npu_target_or_default(a.npu_target_file) : NpuTarget();
   check_writable("--html", a.html_file);
   check_writable("--json", a.json_file);
@@ -91,8 +95,11 @@ int report(const ReportArgs& a) {
   std::optional<NpuPlanModel> npu_model;
   if (npu) {
     npu_model = with_compile_progress(*pm, " for npu-tile", [&](const ProfileProgress& progress) {
-      return model_plan_on_npu(pm->graph, pm->plan, inputs, npu_target, progress);
+      return model_plan_on_npu(pm->graph, pm->plan, inputs, npu_target, progress, db ? &*db : nullptr);
     });
+    if (db)
+      std::printf("schedules: %d of %zu groups use tuned NPU tiles from %s (target %s), the others the defaults\n",
+                  npu_model->tuned_groups, pm->plan.groups.size(), a.schedules.c_str(), npu_target.name.c_str());
     std::cout << "\n" << npu_report_text(pm->graph, pm->plan, *npu_model);
   }
   const PlanProfile* prof = profile ? &*profile : nullptr;
@@ -132,6 +139,8 @@ Action add_report_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--npu-target", a->npu_target_file,
                 "NPU target description (JSON, see schedules/targets/ascend910_like.json); default: the built-in one");
+  c->add_option("--schedules", a->schedules,
+                "npu-tile: tuned-schedule database written by gaf-tune --target npu-tile (JSON)");
   return [a] { return report(*a); };
 }
 
