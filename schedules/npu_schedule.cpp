@@ -330,14 +330,17 @@ class NpuScheduler {
     const int64_t eb = elem_bytes(gm);
 
     NpuTileChoice tile;
-    LoopLevel at = LoopLevel::root();
+    LoopLevel at = LoopLevel::root();  // one tile (L0C, and UB for vector work)
+    LoopLevel ub_at = at;              // one UB block: for cube tiles, a block of the tile's rows
     if (!root.unknown_shape && !root.shape.empty()) {
       if (acc) {
         tile = choose_cube_tile(label_, root.shape, acc_k(*acc), residents, eb, t_, p_);
-        at = apply_cube_tile(gm, tile);
+        NpuTileLevels levels = apply_cube_tile(gm, tile);
+        at = levels.tile;
+        ub_at = levels.ub;
       } else {
         tile = choose_row_tile(label_, root.shape, has_row_reduction(re), residents, eb, t_, p_);
-        at = apply_row_tile(gm, tile);
+        at = ub_at = apply_row_tile(gm, tile);
       }
       out.tiles.push_back(gm.name() + ": " + tile.describe);
     } else {
@@ -350,7 +353,7 @@ class NpuScheduler {
     out.stages[gm.name()] = NpuFuncInfo{NpuRole::Gm, static_cast<int>(eb), gm_ops};
 
     auto place = [&](Func f, NpuRole role, bool tile_unit) {
-      f.compute_at(at);
+      f.compute_at(ub_at);
       f.trace_realizations();
       vectorize_inner(f);
       NpuFuncInfo info{role, elem_bytes(f), role == NpuRole::UbCompute ? ops(f) : 0, tile_unit};

@@ -74,8 +74,9 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
   const int64_t N = shape.back(), M = shape[shape.size() - 2];
   const int64_t batch = shape_numel(Shape(shape.begin(), shape.end() - 2));
   auto l0c = [&](int64_t m, int64_t n) { return align_up(m * n * eb, t.ub_align_bytes); };
+  // The epilogue streams the tile out of L0C in blocks of rows: one row of it must fit UB.
   auto fits = [&](int64_t m, int64_t n) {
-    return 2 * l0c(m, n) <= t.l0c_bytes && 2 * ub_bytes(ub_funcs, n, m, eb, t) <= t.ub_bytes;
+    return 2 * l0c(m, n) <= t.l0c_bytes && 2 * ub_bytes(ub_funcs, n, 1, eb, t) <= t.ub_bytes;
   };
   // Candidate sides: halving from 8 cube blocks down to one, divisors of the extent preferred.
   auto sides = [](int64_t extent, int64_t step, int64_t override_side) {
@@ -115,6 +116,11 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
     if (2 * l0c(m, n) > t.l0c_bytes) no_fit(label, "L0C", tile, l0c(m, n), t.l0c_bytes);
     no_fit(label, "UB", "the epilogue of " + tile, ub_bytes(ub_funcs, n, m, eb, t), t.ub_bytes);
   }
+  for (int64_t r = c.m; r >= 1; --r)  // the most rows of the tile UB holds, dividing the tile
+    if (c.m % r == 0 && 2 * ub_bytes(ub_funcs, c.n, r, eb, t) <= t.ub_bytes) {
+      c.ub_rows = r;
+      break;
+    }
   if (K > 0) {
     int64_t limit = std::min(t.l0a_bytes / 2 / (c.m * eb), t.l0b_bytes / 2 / (c.n * eb));
     if (limit < 1) no_fit(label, c.m > c.n ? "L0A" : "L0B", "one k step", std::max(c.m, c.n) * eb,
@@ -140,7 +146,8 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
   }
   c.describe = "cube tiles " + std::to_string(c.m) + "x" + std::to_string(c.n) + " in L0C, k " +
                std::to_string(c.k_l0) + " per L0A/L0B block, " + std::to_string(c.k_l1) + " per L1 panel (" +
-               std::to_string(ceil_div(M, c.m) * ceil_div(N, c.n) * batch) + " tiles)";
+               std::to_string(ceil_div(M, c.m) * ceil_div(N, c.n) * batch) + " tiles), epilogue in UB " +
+               std::to_string(c.ub_rows) + " rows at a time";
   return c;
 }
 
@@ -187,18 +194,20 @@ NpuTileChoice choose_row_tile(const std::string& label, const Shape& shape, bool
   return c;
 }
 
-LoopLevel apply_cube_tile(Func gm, const NpuTileChoice& c) {
+NpuTileLevels apply_cube_tile(Func gm, const NpuTileChoice& c) {
   std::vector<Var> a = gm.args();
   Var no(gm.name() + "_no"), mo(gm.name() + "_mo"), ni(gm.name() + "_ni"), mi(gm.name() + "_mi");
+  Var ub(gm.name() + "_ub"), ui(gm.name() + "_ui");
   gm.compute_root();
   gm.tile(a[0], a[1], no, mo, ni, mi, static_cast<int>(c.n), static_cast<int>(c.m), TailStrategy::ShiftInwards);
-  std::vector<VarOrRVar> order{ni, mi, no, mo};
+  gm.split(mi, ub, ui, static_cast<int>(c.ub_rows), TailStrategy::ShiftInwards);  // ub_rows divides m
+  std::vector<VarOrRVar> order{ni, ui, ub, no, mo};
   for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
   gm.reorder(order);
   if (c.n >= 16) gm.vectorize(ni, 16, TailStrategy::GuardWithIf);
   std::vector<Var> outer{mo};
   for (size_t i = 2; i < a.size(); ++i) outer.push_back(a[i]);
-  return LoopLevel(gm, fuse_outer(gm, no, outer));
+  return NpuTileLevels{LoopLevel(gm, fuse_outer(gm, no, outer)), LoopLevel(gm, ub)};
 }
 
 LoopLevel apply_row_tile(Func gm, const NpuTileChoice& c) {

@@ -8,18 +8,17 @@
 
 #include "runtime/tensor.h"
 #include "runtime/npu_target.h"
+
+#include <Halide.h>  // included only by the NPU schedule's two files
 #include "schedules/npu_params.h"
 
-namespace Halide {
-class Func;
-class LoopLevel;
-}  // namespace Halide
 
 namespace gaf {
 
 struct NpuTileChoice {
-  // Cube: output tile m x n in L0C, k blocks of k_l0 through L0A/L0B, panels of k_l1 in L1.
-  int64_t m = 0, n = 0, k_l0 = 0, k_l1 = 0;
+  // Cube: output tile m x n in L0C, k blocks of k_l0 through L0A/L0B, panels of k_l1 in L1;
+  // the epilogue takes the tile out of L0C through UB `ub_rows` rows at a time.
+  int64_t m = 0, n = 0, k_l0 = 0, k_l1 = 0, ub_rows = 0;
   // Rows: `rows` rows of the second-innermost axis per tile; or, when a row is too long and
   // not reduced, `chunk` elements of the innermost axis.
   int64_t rows = 0, chunk = 0;
@@ -47,8 +46,12 @@ NpuTileChoice choose_row_tile(const std::string& label, const Shape& shape, bool
                               const std::vector<UbResident>& ub, int64_t elem_bytes, const NpuTarget& t,
                               const NpuScheduleParams& p = {});
 
-// Tiles `gm` (computed at root, tiles parallel) and returns the loop level of one tile.
-Halide::LoopLevel apply_cube_tile(Halide::Func gm, const NpuTileChoice& c);
+// Tiles `gm` (computed at root, tiles parallel) and returns the loop level of one tile, and for
+// cube tiles the level of one UB block of `ub_rows` rows inside it.
+struct NpuTileLevels {
+  Halide::LoopLevel tile, ub;
+};
+NpuTileLevels apply_cube_tile(Halide::Func gm, const NpuTileChoice& c);
 Halide::LoopLevel apply_row_tile(Halide::Func gm, const NpuTileChoice& c);
 
 }  // namespace gaf
