@@ -83,12 +83,16 @@ TEST_P(MatMulEpilogue, SingleOutputEpilogueMatchesReference) {
 }
 
 // Sizes around the AVX-512 tile (3 vectors of 16 x 8 rows): smaller than a tile, not a multiple
-// of it, a single row or column, and a divisor-friendly BERT-like shape.
+// of it, a single row or column, a divisor-friendly BERT-like shape, and K long enough for k
+// blocks.
 INSTANTIATE_TEST_SUITE_P(OddSizes, MatMulEpilogue,
                          ::testing::Values(MatMulCase{1, 1, 1, 1}, MatMulCase{1, 3, 7, 5},
                                            MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47},
                                            MatMulCase{1, 37, 19, 100}, MatMulCase{3, 5, 64, 49},
-                                           MatMulCase{1, 20, 96, 96}),
+                                           MatMulCase{1, 20, 96, 96},
+                                           // K of 4+ blocks of 256: the k-blocked accumulator,
+                                           // K not a multiple of the block, M not of the tile
+                                           MatMulCase{1, 13, 1100, 50}, MatMulCase{2, 19, 1024, 96}),
                          [](const auto& info) {
                            const MatMulCase& c = info.param;
                            return "B" + std::to_string(c.B) + "M" + std::to_string(c.M) + "K" +
