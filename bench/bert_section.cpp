@@ -16,7 +16,9 @@
 #include "bench/torch_peer.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
+#include "generators/weight_packing.h"
 #include "runtime/tensor_io.h"
+#include "schedules/host_target.h"
 #if GAF_HAVE_DNNL
 #include "bench/onednn_peer.h"
 #endif
@@ -47,6 +49,7 @@ struct Ours {
     PlannerOptions off;
     off.enabled = false;
     plan = fused ? plan_fusion_rewriting(graph, {}, RuleRegistry::builtin()) : plan_fusion(graph, off);
+    pack_matmul_weights(graph, host_params_for(host_target()));
     exec = std::make_unique<FusedExecutor>(graph, plan);
     compile_s = seconds_since(t0);
   }

@@ -7,6 +7,7 @@
 #include "bench/bench_common.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
+#include "generators/weight_packing.h"
 #include "apps/gaf/model_source.h"
 #include "runtime/tensor.h"
 #include "schedules/host_target.h"
@@ -61,9 +62,15 @@ Graph matmul_graph(int64_t B, int64_t S, const Shape3& s) {
   return prepared(g);
 }
 
-// The default MatMul parameters with `alt` ("k_block=0,rows=6") applied.
-MatMulParams alt_params(const std::string& alt) {
-  MatMulParams m = host_params_for(host_target()).matmul;
+// The default MatMul parameters with `alt` ("k_block=0,rows=6") applied; "pack=0": weights
+// not packed at load.
+struct AltParams {
+  MatMulParams m;
+  bool pack = true;
+};
+AltParams alt_params(const std::string& alt) {
+  AltParams r{host_params_for(host_target()).matmul};
+  MatMulParams& m = r.m;
   size_t pos = 0;
   while (pos < alt.size()) {
     size_t end = alt.find(',', pos);
@@ -78,10 +85,11 @@ MatMulParams alt_params(const std::string& alt) {
     else if (key == "k_unroll") m.k_unroll = static_cast<int>(v);
     else if (key == "a_block_bytes") m.a_block_bytes = v;
     else if (key == "k_block") m.k_block = static_cast<int>(v);
+    else if (key == "pack") r.pack = v != 0;
     else throw GafError("--matmul-alt: unknown MatMul parameter '" + key + "'");
     pos = end + 1;
   }
-  return m;
+  return r;
 }
 
 // A schedule database giving every group of `plan` the MatMul parameters `m`.
@@ -114,6 +122,8 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       TensorMap in = make_default_inputs(g, 0);
       Graph fg = g;
       FusionPlan plan = plan_fusion_rewriting(fg, {}, RuleRegistry::builtin());
+      const Graph unpacked = fg;  // shares the weights' storage; packing replaces fg's
+      pack_matmul_weights(fg, host_params_for(host_target()));
       FusedExecutor ours(fg, plan);
       TensorMap ours_out = ours.run(in);  // warm-up
       const double flops = matmul_flops(g);
@@ -122,10 +132,12 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       r.note = std::to_string(plan.groups.size()) + (plan.groups.size() == 1 ? " group" : " groups");
       std::vector<std::function<double()>> variants{[&] { return time_ms([&] { ours.run(in); }); }};
       std::unique_ptr<FusedExecutor> alt;
+      double alt_diff = 0;
       if (!o.matmul_alt.empty()) {
-        ScheduleDb db = alt_db(plan, alt_params(o.matmul_alt));
-        alt = std::make_unique<FusedExecutor>(fg, plan, &db);
-        alt->run(in);  // warm-up
+        AltParams ap = alt_params(o.matmul_alt);
+        ScheduleDb db = alt_db(plan, ap.m);
+        alt = std::make_unique<FusedExecutor>(ap.pack ? fg : unpacked, plan, &db);
+        alt_diff = max_rel_diff(alt->run(in), ours_out);  // warm-up
         variants.push_back([&] { return time_ms([&] { alt->run(in); }); });
       }
 #if GAF_HAVE_DNNL
@@ -150,6 +162,7 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
         a.ms = med[1].median_ms;
         a.min_ms = med[1].min_ms;
         a.vs_fused = a.ms / r.ms;
+        a.max_rel_diff = alt_diff;  // against ours
         set_rate(a, flops, o.peak_gflops);
         alt_row.push_back(a);
         med.erase(med.begin() + 1);

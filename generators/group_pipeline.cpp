@@ -38,6 +38,11 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostS
     out_funcs_.push_back(t.func);
   }
   if (out_funcs_.empty()) return;
+  // Every caller (JIT kernels, the AOT plan runtime) passes buffers with mins 0; saying so lets
+  // Halide simplify tile coordinates (a packed B's panel index, matmul_schedule.h).
+  for (int k : computed_)
+    for (size_t d = 0; d < outputs[k].shape.size(); ++d)
+      Func(outputs[k].func).output_buffer().dim(static_cast<int>(d)).set_min(0);
   const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
   if (source == ScheduleSource::Host) apply_fused_schedule(outputs, anchor, members, params);
   pipeline_ = Pipeline(out_funcs_);
@@ -134,6 +139,7 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     m.tiled_matmul = schema.op_class == OpClass::MatMul &&
                      (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
                                          types[1]->shape.size() >= 2));
+    if (m.tiled_matmul) m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       m.outputs.push_back(b.outputs()[o]);
       auto d = decision_of.find(n.outputs[o]);

@@ -57,7 +57,7 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
         anchor && anchor->defined() && !tiled.funcs.count(anchor->func.name()) && !stats &&
         same_trailing_dims(anchor->shape, mm.shape, 2))
       carrier = anchor;
-    if (schedule_matmul_tiles(*carrier, *acc, p)) {
+    if (schedule_matmul_tiles(*carrier, *acc, p, m.b_panel)) {
       tiled.funcs.insert(carrier->func.name());
       tiled.owners.insert(&m);
     }

@@ -21,6 +21,7 @@ struct MemberFuncs {
   // A MatMul/Gemm whose output is [..., M, N] over an accumulator (n, row): the tile schedule
   // applies. (1-D operands of MatMul squeeze an axis away and do not qualify.)
   bool tiled_matmul = false;
+  int b_panel = 0;  // its B is packed in panels of this many columns (MatMul's `_b_panel`)
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to

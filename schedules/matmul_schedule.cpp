@@ -78,11 +78,12 @@ void accumulate_per_panel(Func f, const Var& panel, const Stage& acc, const MatM
 
 }  // namespace
 
-bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p) {
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel) {
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return false;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
   MatMulTile t = choose_matmul_tile(M, N, p);
+  if (b_panel > 0) t.width = b_panel;  // the packing chose it from the same parameters
 
   // Output tiles: ShiftInwards keeps every tile full-size (an edge tile overlaps its neighbour;
   // the output is pure so recomputing it is harmless), which keeps the accumulator's extent
@@ -90,7 +91,12 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   Func f = out.func;
   Var no(f.name() + "_no"), mo(f.name() + "_mo"), ni(f.name() + "_ni"), mi(f.name() + "_mi");
   f.compute_root();
-  f.tile(a[0], a[1], no, mo, ni, mi, t.width, t.rows, TailStrategy::ShiftInwards);
+  // With packed B the columns split exactly into panels (N is a multiple of the panel width and
+  // the group pins output mins to 0), so a tile's column n = no * width + ni and the packed
+  // index (n / width, k, n % width) simplifies to (no, k, ni): dense loads. ShiftInwards would
+  // start a tile at min(no * width, N - width), which Halide cannot divide: gathers (4x slower).
+  f.split(a[0], no, ni, t.width, b_panel > 0 ? TailStrategy::RoundUp : TailStrategy::ShiftInwards);
+  f.split(a[1], mo, mi, t.rows, TailStrategy::ShiftInwards);
   std::vector<VarOrRVar> order{ni, mi, mo, no};
   // Row blocks of A outside the N panels (see MatMulParams::a_block_bytes).
   const int64_t* kc = as_const_int(acc.reduction[0].extent());

@@ -18,7 +18,9 @@
 #include "apps/gaf/progress.h"
 #include "fusion/report/report.h"
 #include "generators/fused_executor.h"
+#include "generators/weight_packing.h"
 #include "runtime/tensor_io.h"
+#include "schedules/host_target.h"
 
 namespace gaf::cli {
 
@@ -109,6 +111,7 @@ int run(const RunArgs& a) {
     // replaced weights are freed rather than kept as a second copy.
     Graph fused_graph = a.compare ? Graph(g) : std::move(m.graph);
     FusionPlan plan = plan_fusion_rewriting(fused_graph, opts, rules);
+    pack_matmul_weights(fused_graph, host_params_for(host_target()));  // in place of the originals
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size());
@@ -137,8 +140,10 @@ int run(const RunArgs& a) {
     if (a.compare && opts.enabled) {
       PlannerOptions off = opts;
       off.enabled = false;
-      FusionPlan single = plan_fusion(g, off, rules);
-      FusedExecutor unfused(g, single, db.get());
+      Graph ug = g;  // packed like the fused graph: same schedules (a --compare-only copy)
+      pack_matmul_weights(ug, host_params_for(host_target()));
+      FusionPlan single = plan_fusion(ug, off, rules);
+      FusedExecutor unfused(ug, single, db.get());
       TensorMap base = unfused.run(inputs);
       double ums = median_ms(a.repeat, base, [&] { return unfused.run(inputs); });
       std::printf("forward (unfused baseline, every op its own kernel): median %.2f ms -> fused is %.2fx\n",
