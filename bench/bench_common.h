@@ -24,6 +24,7 @@ struct BenchOptions {
   // "key=value,...": the MatMul section also times ours with these MatMulParams changed
   // (vectors, rows, k_unroll, a_block_bytes, k_block), interleaved: an A/B of one parameter.
   std::string matmul_alt;
+  bool bert_unpacked = false;  // the BERT section also times ours fused with weights not packed
   bool want(const std::string& section) const { return only.empty() || only.count(section) != 0; }
 };
 
