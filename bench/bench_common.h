@@ -21,6 +21,10 @@ struct BenchOptions {
   int threads = 1;                     // cores: PyTorch's thread count
   int torch_rounds = 2;                // PyTorch eager is timed in this many rounds at most
   double peak_gflops = 0;              // measured, for "% of peak"
+  // "key=value,...": the MatMul section also times ours with these MatMulParams changed
+  // (vectors, rows, k_unroll, a_block_bytes, k_block), interleaved: an A/B of one parameter.
+  std::string matmul_alt;
+  bool bert_unpacked = false;  // the BERT section also times ours fused with weights not packed
   bool want(const std::string& section) const { return only.empty() || only.count(section) != 0; }
 };
 

@@ -118,6 +118,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--python", o.python, "the Python that has torch")->capture_default_str();
+  app.add_flag("--bert-unpacked", o.bert_unpacked,
+               "also time ours fused on BERT with MatMul weights not packed at load (an A/B in one run)");
+  app.add_option("--matmul-alt", o.matmul_alt,
+                 "also time ours with these MatMul parameters changed, e.g. k_block=0 (an A/B in one run)");
   CLI11_PARSE(app, argc, argv);
   o.only.insert(only.begin(), only.end());
 

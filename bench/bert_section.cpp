@@ -16,7 +16,9 @@
 #include "bench/torch_peer.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
+#include "generators/weight_packing.h"
 #include "runtime/tensor_io.h"
+#include "schedules/host_target.h"
 #if GAF_HAVE_DNNL
 #include "bench/onednn_peer.h"
 #endif
@@ -42,11 +44,12 @@ struct Ours {
   FusionPlan plan;
   std::unique_ptr<FusedExecutor> exec;
   double compile_s = 0;  // planning + JIT compile
-  Ours(const Graph& g, bool fused) : graph(g) {
+  Ours(const Graph& g, bool fused, bool pack = true) : graph(g) {
     auto t0 = std::chrono::steady_clock::now();
     PlannerOptions off;
     off.enabled = false;
     plan = fused ? plan_fusion_rewriting(graph, {}, RuleRegistry::builtin()) : plan_fusion(graph, off);
+    if (pack) pack_matmul_weights(graph, host_params_for(host_target()));
     exec = std::make_unique<FusedExecutor>(graph, plan);
     compile_s = seconds_since(t0);
   }
@@ -113,7 +116,7 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     vs.push_back({"bert", "ours fused", "", [&] { return time_ms([&] { fused.exec->run(in); }); }, ref});
     vs.back().note = std::to_string(fused.plan.groups.size()) + " groups";
 
-    std::unique_ptr<Ours> unfused, onnx_fused, onnx_unfused;
+    std::unique_ptr<Ours> unfused, unpacked, onnx_fused, onnx_unfused;
 #if GAF_HAVE_DNNL
     std::unique_ptr<OnednnBert> dnnl;
 #endif
@@ -122,6 +125,11 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     if (o.want("onnx") && !torch_missing.empty())
       skips.push_back(skipped("onnx", "torch.onnx.export, " + what, "ours fused, ours unfused",
                               "PyTorch: not found, skipped (it exports the ONNX)"));
+    if (with_builtin && o.bert_unpacked) {
+      unpacked = std::make_unique<Ours>(g, true, false);
+      vs.push_back({"bert", "ours fused, weights unpacked", "",
+                    [&] { return time_ms([&] { unpacked->exec->run(in); }); }, only_output(unpacked->exec->run(in))});
+    }
     if (with_builtin) {
       std::fprintf(stderr, "bert %s: compiling ours unfused...\n", what.c_str());
       unfused = std::make_unique<Ours>(g, false);

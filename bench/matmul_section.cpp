@@ -7,7 +7,11 @@
 #include "bench/bench_common.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
+#include "generators/weight_packing.h"
 #include "apps/gaf/model_source.h"
+#include "runtime/tensor.h"
+#include "schedules/host_target.h"
+#include "schedules/schedule_db.h"
 #if GAF_HAVE_DNNL
 #include "bench/onednn_peer.h"
 #endif
@@ -58,6 +62,51 @@ Graph matmul_graph(int64_t B, int64_t S, const Shape3& s) {
   return prepared(g);
 }
 
+// The default MatMul parameters with `alt` ("k_block=0,rows=6") applied; "pack=0": weights
+// not packed at load.
+struct AltParams {
+  MatMulParams m;
+  bool pack = true;
+};
+AltParams alt_params(const std::string& alt) {
+  AltParams r{host_params_for(host_target()).matmul};
+  MatMulParams& m = r.m;
+  size_t pos = 0;
+  while (pos < alt.size()) {
+    size_t end = alt.find(',', pos);
+    if (end == std::string::npos) end = alt.size();
+    std::string kv = alt.substr(pos, end - pos);
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) throw GafError("--matmul-alt: '" + kv + "' is not key=value");
+    std::string key = kv.substr(0, eq);
+    int64_t v = std::stoll(kv.substr(eq + 1));
+    if (key == "vectors") m.vectors = static_cast<int>(v);
+    else if (key == "rows") m.rows = static_cast<int>(v);
+    else if (key == "k_unroll") m.k_unroll = static_cast<int>(v);
+    else if (key == "a_block_bytes") m.a_block_bytes = v;
+    else if (key == "k_block") m.k_block = static_cast<int>(v);
+    else if (key == "pack") r.pack = v != 0;
+    else throw GafError("--matmul-alt: unknown MatMul parameter '" + key + "'");
+    pos = end + 1;
+  }
+  return r;
+}
+
+// A schedule database giving every group of `plan` the MatMul parameters `m`.
+ScheduleDb alt_db(const FusionPlan& plan, const MatMulParams& m) {
+  ScheduleDb db;
+  for (const FusionGroup& grp : plan.groups) {
+    TunedSchedule t;
+    t.signature = grp.signature;
+    t.target = "host";
+    t.machine = host_machine_key();
+    t.matmul = m;
+    t.rows = host_params_for(host_target()).rows;
+    db.put(t);
+  }
+  return db;
+}
+
 }  // namespace
 
 void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
@@ -73,6 +122,8 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       TensorMap in = make_default_inputs(g, 0);
       Graph fg = g;
       FusionPlan plan = plan_fusion_rewriting(fg, {}, RuleRegistry::builtin());
+      const Graph unpacked = fg;  // shares the weights' storage; packing replaces fg's
+      pack_matmul_weights(fg, host_params_for(host_target()));
       FusedExecutor ours(fg, plan);
       TensorMap ours_out = ours.run(in);  // warm-up
       const double flops = matmul_flops(g);
@@ -80,6 +131,15 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       Row r{"matmul", what, "ours fused"};
       r.note = std::to_string(plan.groups.size()) + (plan.groups.size() == 1 ? " group" : " groups");
       std::vector<std::function<double()>> variants{[&] { return time_ms([&] { ours.run(in); }); }};
+      std::unique_ptr<FusedExecutor> alt;
+      double alt_diff = 0;
+      if (!o.matmul_alt.empty()) {
+        AltParams ap = alt_params(o.matmul_alt);
+        ScheduleDb db = alt_db(plan, ap.m);
+        alt = std::make_unique<FusedExecutor>(ap.pack ? fg : unpacked, plan, &db);
+        alt_diff = max_rel_diff(alt->run(in), ours_out);  // warm-up
+        variants.push_back([&] { return time_ms([&] { alt->run(in); }); });
+      }
 #if GAF_HAVE_DNNL
       Epilogue e = s.epi == Epi::Bias       ? Epilogue::Bias
                    : s.epi == Epi::BiasGelu ? Epilogue::BiasGelu
@@ -96,6 +156,17 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       r.min_ms = med[0].min_ms;
       r.vs_fused = 1.0;
       set_rate(r, flops, o.peak_gflops);
+      std::vector<Row> alt_row;  // listed after ours
+      if (alt) {
+        Row a{"matmul", what, "ours " + o.matmul_alt};
+        a.ms = med[1].median_ms;
+        a.min_ms = med[1].min_ms;
+        a.vs_fused = a.ms / r.ms;
+        a.max_rel_diff = alt_diff;  // against ours
+        set_rate(a, flops, o.peak_gflops);
+        alt_row.push_back(a);
+        med.erase(med.begin() + 1);
+      }
 #if GAF_HAVE_DNNL
       Row d{"matmul", what, "oneDNN"};
       d.ms = med[1].median_ms;
@@ -107,11 +178,17 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       std::snprintf(t, sizeof t, "ours >= 0.9x oneDNN: %s (%.2fx)", d.vs_fused >= 0.9 ? "yes" : "NO",
                     d.vs_fused);
       r.target = t;
+      for (Row& a : alt_row) {
+        std::snprintf(t, sizeof t, "this / oneDNN: %.2fx", d.ms / a.ms);
+        a.target = t;
+      }
       rows.push_back(r);
+      rows.insert(rows.end(), alt_row.begin(), alt_row.end());
       rows.push_back(d);
 #else
       r.target = "oneDNN: not found, skipped";
       rows.push_back(r);
+      rows.insert(rows.end(), alt_row.begin(), alt_row.end());
 #endif
     }
   }

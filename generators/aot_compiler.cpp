@@ -16,6 +16,7 @@
 #include "fusion/report/report.h"
 #include "generators/group_pipeline.h"
 #include "generators/memory_plan.h"
+#include "generators/weight_packing.h"
 #include "schedules/host_target.h"
 
 namespace gaf {
@@ -77,7 +78,7 @@ void write_text(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOptions& opts) {
+AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const AotOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   check_library_name(opts.name);
   // One target, or several comma-separated (first preferred, last the fallback): each kernel is
@@ -106,6 +107,10 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
   const Halide::Target& target = targets.front();
   if (opts.npu && targets.size() > 1)
     throw GafError("--halide-target: an npu-tile library is compiled for one host target, not several");
+  // The kernels and the weights file see MatMul weights packed for this target's tiles (one
+  // target only: several targets' tile widths differ). The copy shares the other weights.
+  Graph g = loaded;
+  if (targets.size() == 1) pack_matmul_weights(g, host_params_for(target));
 
   AotResult res;
   res.groups = static_cast<int>(plan.groups.size());
@@ -300,11 +305,16 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
   return res;
 }
 
-std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& g, const FusionPlan& plan,
+std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& loaded, const FusionPlan& plan,
                                                                    const std::string& name,
                                                                    const ScheduleDb* schedules) {
   check_library_name(name);
   const HostScheduleParams defaults = host_params_for(host_target());
+  // Packed as compile_plan_aot packs for one target, so the kernels match its weights file;
+  // kept alive with the kernels that were built from it.
+  auto packed = std::make_shared<Graph>(loaded);
+  pack_matmul_weights(*packed, defaults);
+  const Graph& g = *packed;
   const std::string machine = schedules ? host_machine_key() : "";
   std::map<std::string, std::function<int(void**)>> table;
   std::set<std::string> seen;
@@ -324,7 +334,7 @@ std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& 
                      "): Halide compile error: " + std::string(e.what()));
     }
     const size_t n_in = grp.inputs.size();
-    table[fn] = [p, n_in, fn](void** args) -> int {
+    table[fn] = [p, n_in, fn, packed](void** args) -> int {
       try {
         for (size_t k = 0; k < n_in; ++k)
           if (p->params()[k].defined())

@@ -53,6 +53,11 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostS
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
     apply_fused_schedule(outputs, anchor, members, params);
   }
+  // Every caller (JIT kernels, the AOT plan runtime) passes buffers with mins 0; saying so lets
+  // Halide simplify tile coordinates (a packed B's panel index, matmul_schedule.h).
+  for (size_t j = 0; j < out_funcs_.size(); ++j)
+    for (size_t d = 0; d < outs_[computed_[j]].shape.size(); ++d)
+      out_funcs_[j].output_buffer().dim(static_cast<int>(d)).set_min(0);
   pipeline_ = Pipeline(out_funcs_);
   if (source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
   if (std::getenv("GAF_PRINT_LOOP_NEST")) {  // schedule debugging: the loop nest Halide lowers
@@ -155,6 +160,7 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     m.tiled_matmul = schema.op_class == OpClass::MatMul &&
                      (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
                                          types[1]->shape.size() >= 2));
+    if (m.tiled_matmul) m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       m.outputs.push_back(b.outputs()[o]);
       auto d = decision_of.find(n.outputs[o]);

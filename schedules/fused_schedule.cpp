@@ -55,7 +55,8 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
     if (!m.tiled_matmul || !acc || m.outputs.empty() || !m.outputs[0].defined()) continue;
     const TensorFunc& mm = m.outputs[0];
     if (stats && !output_named.count(mm.func.name()) && m.decisions[0].decision == ComputeDecision::ComputeAt &&
-        anchor && anchor->defined() && !tiled.anchor_rows && same_trailing_dims(anchor->shape, mm.shape, 2)) {
+        m.b_panel == 0 && anchor && anchor->defined() && !tiled.anchor_rows &&
+        same_trailing_dims(anchor->shape, mm.shape, 2)) {
       // Rows of the MatMul normalised whole (scores + Softmax): tiles inside the anchor's row blocks.
       tiled.anchor_rows = schedule_matmul_rows(*anchor, mm, *acc, p);
       tiled.owners.insert(&m);
@@ -66,7 +67,7 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
         anchor && anchor->defined() && !tiled.funcs.count(anchor->func.name()) && !stats &&
         same_trailing_dims(anchor->shape, mm.shape, 2))
       carrier = anchor;
-    if (schedule_matmul_tiles(*carrier, *acc, p)) {
+    if (schedule_matmul_tiles(*carrier, *acc, p, m.b_panel)) {
       tiled.funcs.insert(carrier->func.name());
       tiled.owners.insert(&m);
     }

@@ -24,6 +24,7 @@ struct MemberFuncs {
   // A layout or indexing op (OpClass Injective/Opaque): the NPU schedule does not carry a shared
   // MatMul's materialised epilogue through it.
   bool layout = false;
+  int b_panel = 0;  // its B is packed in panels of this many columns (MatMul's `_b_panel`)
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to

@@ -20,6 +20,14 @@ struct MatMulParams {
   // from memory once per block rather than once per N panel. Only when A is larger than four
   // blocks. 0: no blocking.
   int64_t a_block_bytes = 512 * 1024;
+  // k steps per block when the accumulator is k-blocked: the accumulator of a whole N panel
+  // (all rows of a short A) is computed at the panel, k split into blocks of this many steps
+  // with the row tiles iterating inside each block, so a k_block x tile-width slice of B is
+  // re-read from L1/L2 by every row tile instead of the whole K x width panel (measured with
+  // 256: 128x3072x768 1.07x in gaf_bench with B unpacked; with B packed, 0.97-1.04x: neutral).
+  // Only when K is 4 blocks or more (K = 768 in 3 blocks: 0.93-1.00x) and A is not row-blocked
+  // (a tall A: 0.95x in a standalone Halide copy). 0: no k blocking.
+  int k_block = 256;
 };
 
 // Row-wise groups (normalisations, softmax, elementwise chains): vectorised along the innermost

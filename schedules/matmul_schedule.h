@@ -5,22 +5,20 @@
 
 #include "fusion/ops/op_builder.h"
 #include "schedules/host_params.h"
+#include "schedules/matmul_tile.h"
 #include "schedules/row_schedule.h"
 
 namespace gaf {
 
-// The tile actually used for an output of `N` columns and `M` rows: at most p.vectors vectors
-// wide (preferring a width that divides N, so no column is computed twice) and p.rows tall.
-struct MatMulTile {
-  int width = 0, rows = 0, lanes = 0;  // width is a multiple of lanes unless N < lanes
-};
-MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p);
-
 // Schedules `out` (ONNX shape [..., M, N], computed at root) in tiles, the tile loops over N
 // outermost so one panel of B serves every row tile, the outer loops parallel; `acc` (the
 // MatMul's Accumulator stage, args (n, row)) is computed per tile with its k loop outside the
-// register block. Returns false, leaving both untouched, when `out` has rank < 2.
-bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p);
+// register block. `b_panel` > 0: B is packed in panels of that many columns (the MatMul's
+// `_b_panel`, generators/weight_packing.h); the tiles are then exactly one panel wide, aligned to
+// the panels, so the packed reads are dense. Returns false, leaving both untouched, when `out`
+// has rank < 2.
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
+                           int b_panel = 0);
 
 // A MatMul whose output rows are normalised whole (attention's scores and their Softmax): `out`
 // (the group output, ONNX shape [..., M, N] like `mm`, the MatMul's output) is computed in blocks

@@ -76,6 +76,8 @@ TunedSchedule read_entry(const std::string& path, size_t index, const json& j) {
   s.matmul.k_unroll = static_cast<int>(r.integer(mm, "k_unroll", "params.matmul.k_unroll", 0, 16));
   if (mm.contains("a_block_bytes"))  // optional: entries written before it existed keep the default
     s.matmul.a_block_bytes = r.integer(mm, "a_block_bytes", "params.matmul.a_block_bytes", 0, int64_t{1} << 32);
+  if (mm.contains("k_block"))  // optional likewise
+    s.matmul.k_block = static_cast<int>(r.integer(mm, "k_block", "params.matmul.k_block", 0, 1 << 20));
   const json& rows = r.at(p, "rows", "params.rows");
   s.rows.task_elems = r.integer(rows, "task_elems", "params.rows.task_elems", 1, int64_t{1} << 32);
   return s;
@@ -85,7 +87,8 @@ json write_params(const TunedSchedule& s) {
   if (s.target == "npu-tile")
     return {{"npu",
              {{"m", s.npu.m}, {"n", s.npu.n}, {"k_l1", s.npu.k_l1}, {"rows", s.npu.rows}, {"chunk", s.npu.chunk}}}};
-  return {{"matmul", {{"vectors", s.matmul.vectors}, {"rows", s.matmul.rows}, {"k_unroll", s.matmul.k_unroll}, {"a_block_bytes", s.matmul.a_block_bytes}}},
+  return {{"matmul", {{"vectors", s.matmul.vectors}, {"rows", s.matmul.rows}, {"k_unroll", s.matmul.k_unroll}, {"a_block_bytes", s.matmul.a_block_bytes},
+                      {"k_block", s.matmul.k_block}}},
           {"rows", {{"task_elems", s.rows.task_elems}}}};
 }
 
@@ -160,7 +163,7 @@ HostScheduleParams with_tuned(HostScheduleParams defaults, const TunedSchedule& 
 
 bool legal_host_params(const MatMulParams& m, const RowParams& r, int vector_registers) {
   bool ku_ok = m.k_unroll == 0 || m.k_unroll == 1 || m.k_unroll == 2 || m.k_unroll == 4 || m.k_unroll == 8;
-  return m.vectors >= 1 && m.rows >= 1 && m.vectors * m.rows + m.vectors + 1 <= vector_registers && ku_ok &&
+  return m.vectors >= 1 && m.rows >= 1 && m.vectors * m.rows + m.vectors + 1 <= vector_registers && ku_ok && m.k_block >= 0 &&
          r.task_elems >= 256 && r.task_elems <= (int64_t{1} << 24);
 }
 

@@ -12,7 +12,9 @@
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
+#include "generators/weight_packing.h"
 #include "schedules/host_params.h"
+#include "schedules/host_target.h"
 #include "planner_test_util.h"
 #include "tensor_compare.h"
 
@@ -31,11 +33,13 @@ void expect_schedules_match(Graph g, const TensorMap& inputs, gaf::testing::Tole
   TensorMap want = ref.run(g, inputs);
   Graph fused_graph = g;
   FusionPlan fused_plan = plan_fusion_rewriting(fused_graph, {}, RuleRegistry::builtin());
+  pack_matmul_weights(fused_graph, host_params_for(host_target()));  // as gaf run does
   size_t multi = 0;
   for (const FusionGroup& grp : fused_plan.groups) multi += grp.nodes.size() > 1;
   EXPECT_GE(multi, min_fused_groups) << "the case should exercise a fused group";
   PlannerOptions off;
   off.enabled = false;
+  pack_matmul_weights(g, host_params_for(host_target()));
   FusionPlan unfused_plan = plan_fusion(g, off);
   FusedExecutor fused(fused_graph, fused_plan), unfused(g, unfused_plan);
   TensorMap got_fused = fused.run(inputs), got_unfused = unfused.run(inputs);
@@ -77,12 +81,18 @@ TEST_P(MatMulEpilogue, SingleOutputEpilogueMatchesReference) {
 }
 
 // Sizes around the AVX-512 tile (3 vectors of 16 x 8 rows): smaller than a tile, not a multiple
-// of it, a single row or column, and a divisor-friendly BERT-like shape.
+// of it, a single row or column, a divisor-friendly BERT-like shape, K long enough for k blocks,
+// and N of several panels (weights packed, as gaf run packs them).
 INSTANTIATE_TEST_SUITE_P(OddSizes, MatMulEpilogue,
                          ::testing::Values(MatMulCase{1, 1, 1, 1}, MatMulCase{1, 3, 7, 5},
                                            MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47},
                                            MatMulCase{1, 37, 19, 100}, MatMulCase{3, 5, 64, 49},
-                                           MatMulCase{1, 20, 96, 96}),
+                                           MatMulCase{1, 20, 96, 96},
+                                           // K of 4+ blocks of 256: the k-blocked accumulator,
+                                           // K not a multiple of the block, M not of the tile
+                                           MatMulCase{1, 13, 1100, 50}, MatMulCase{2, 19, 1024, 96},
+                                           // N of several 48-column panels: B packed at load
+                                           MatMulCase{3, 5, 40, 144}),
                          [](const auto& info) {
                            const MatMulCase& c = info.param;
                            return "B" + std::to_string(c.B) + "M" + std::to_string(c.M) + "K" +

@@ -15,6 +15,7 @@
 
 #include "apps/gaf-tune/tuner.h"
 #include "apps/gaf/commands.h"
+#include "generators/weight_packing.h"
 #include "schedules/host_target.h"
 
 namespace {
@@ -97,6 +98,9 @@ int main(int argc, char** argv) {
     gaf::LoadedModel m = gaf::load_model(model.model, model.resolved(), folder);
     gaf::PlannerOptions po = fusion.resolved(gaf::RuleRegistry::builtin());
     gaf::FusionPlan plan = gaf::plan_fusion_rewriting(m.graph, po, gaf::RuleRegistry::builtin());
+    // Tuned as gaf run runs it: MatMul weights packed for the default tiles (a packed MatMul's
+    // tile width is its panel width, whatever `vectors` a candidate has).
+    gaf::pack_matmul_weights(m.graph, gaf::host_params_for(gaf::host_target()));
     if (!opts.only_signature.empty()) {
       bool found = false;
       for (const auto& grp : plan.groups) found = found || grp.signature == opts.only_signature;

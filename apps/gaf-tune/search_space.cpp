@@ -9,7 +9,7 @@ namespace gaf::tune {
 std::string Candidate::str() const {
   return "vectors=" + std::to_string(matmul.vectors) + " rows=" + std::to_string(matmul.rows) +
  " k_unroll=" + std::to_string(matmul.k_unroll) + " a_block=" + std::to_string(matmul.a_block_bytes >> 10) +
-         "K task_elems=" + std::to_string(rows.task_elems);
+         "K k_block=" + std::to_string(matmul.k_block) + " task_elems=" + std::to_string(rows.task_elems);
 }
 
 SearchSpace::SearchSpace(bool matmul, int vector_registers) : matmul_(matmul), registers_(vector_registers) {
@@ -19,12 +19,14 @@ SearchSpace::SearchSpace(bool matmul, int vector_registers) : matmul_(matmul), r
     for (int r = 1; r <= 16; ++r) rows_.push_back(r);
     k_unroll_ = {1, 2, 4, 8};
     a_block_ = {0, 128 << 10, 256 << 10, 512 << 10, 1024 << 10, 2048 << 10};
+    k_block_ = {0, 64, 128, 256, 512, 1024};
   } else {
     MatMulParams d;  // unused by row-only groups: fixed at the defaults
     vectors_ = {d.vectors};
     rows_ = {d.rows};
     k_unroll_ = {d.k_unroll};
     a_block_ = {d.a_block_bytes};
+    k_block_ = {d.k_block};
   }
 }
 
@@ -41,6 +43,7 @@ Candidate SearchSpace::random(std::mt19937& rng) const {
     c.matmul.rows = pick(rows_);
     c.matmul.k_unroll = pick(k_unroll_);
     c.matmul.a_block_bytes = pick(a_block_);
+    c.matmul.k_block = pick(k_block_);
     c.rows.task_elems = pick(task_elems_);
     if (legal(c)) return c;
   }
@@ -78,6 +81,7 @@ std::vector<Candidate> SearchSpace::neighbours(const Candidate& c) const {
   vary(rows_, c.matmul.rows, [](Candidate& n, int v) { n.matmul.rows = v; });
   vary(k_unroll_, c.matmul.k_unroll, [](Candidate& n, int v) { n.matmul.k_unroll = v; });
   vary(a_block_, c.matmul.a_block_bytes, [](Candidate& n, int64_t v) { n.matmul.a_block_bytes = v; });
+  vary(k_block_, c.matmul.k_block, [](Candidate& n, int v) { n.matmul.k_block = v; });
   vary(task_elems_, c.rows.task_elems, [](Candidate& n, int64_t v) { n.rows.task_elems = v; });
   return out;
 }
@@ -88,12 +92,13 @@ size_t SearchSpace::size() const {
     for (int r : rows_)
       for (int k : k_unroll_)
         for (int64_t b : a_block_)
-          for (int64_t t : task_elems_) {
-            Candidate c;
-            c.matmul = MatMulParams{v, r, k, b};
-            c.rows.task_elems = t;
-            n += legal(c);
-          }
+          for (int kb : k_block_)
+            for (int64_t t : task_elems_) {
+              Candidate c;
+              c.matmul = MatMulParams{v, r, k, b, kb};
+              c.rows.task_elems = t;
+              n += legal(c);
+            }
   return n;
 }
 

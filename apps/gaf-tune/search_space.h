@@ -35,7 +35,7 @@ class SearchSpace {
  private:
   bool matmul_;
   int registers_;
-  std::vector<int> vectors_, rows_, k_unroll_;
+  std::vector<int> vectors_, rows_, k_unroll_, k_block_;
   std::vector<int64_t> task_elems_, a_block_;
 };
 

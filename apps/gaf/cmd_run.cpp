@@ -18,7 +18,9 @@
 #include "apps/gaf/progress.h"
 #include "fusion/report/report.h"
 #include "generators/fused_executor.h"
+#include "generators/weight_packing.h"
 #include "runtime/tensor_io.h"
+#include "schedules/host_target.h"
 
 namespace gaf::cli {
 
@@ -109,6 +111,7 @@ int run(const RunArgs& a) {
     // replaced weights are freed rather than kept as a second copy.
     Graph fused_graph = a.compare ? Graph(g) : std::move(m.graph);
     FusionPlan plan = plan_fusion_rewriting(fused_graph, opts, rules);
+    pack_matmul_weights(fused_graph, host_params_for(host_target()));  // in place of the originals
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size());
@@ -137,6 +140,9 @@ int run(const RunArgs& a) {
     if (a.compare && opts.enabled) {
       PlannerOptions off = opts;
       off.enabled = false;
+      // Packed like the fused graph (same schedules), in place: the loaded graph is not needed
+      // unpacked after this, and a copy would hold a third set of weights.
+      pack_matmul_weights(m.graph, host_params_for(host_target()));
       FusionPlan single = plan_fusion(g, off, rules);
       FusedExecutor unfused(g, single, db.get());
       TensorMap base = unfused.run(inputs);

@@ -57,11 +57,21 @@ struct MatMulShapes {
   }
 };
 
+// `_b_panel` = w (set by the weight packing at load, generators/weight_packing.h): B, logically
+// [K, N], is stored as [N / w, K, w] — panel q holds columns q*w .. q*w+w-1, each row of a panel
+// contiguous — so the host schedule's tiles read B as one dense stream per panel.
+int64_t b_panel(const InferContext& c) { return c.attrs().get_int("_b_panel", 0); }
+
 MatMulShapes matmul_shapes(const InferContext& c) {
   check_numeric(c, 1);
   MatMulShapes s;
   s.a = c.shape(0);
   s.b = c.shape(1);
+  if (int64_t w = b_panel(c)) {
+    c.check(s.b.size() == 3 && s.b[2] == w, "packed B must be [N / " + std::to_string(w) + ", K, " +
+                                                std::to_string(w) + "], got " + shape_str(s.b));
+    s.b = {s.b[1], s.b[0] * w};
+  }
   c.check(!s.a.empty() && !s.b.empty(), "operands must have rank >= 1");
   s.a_vec = s.a.size() == 1;
   s.b_vec = s.b.size() == 1;
@@ -110,7 +120,9 @@ void add_matmul(OpRegistry& r) {
       idx.push_back(k);
       return A(idx);
     };
+    const int w = static_cast<int>(b_panel(b.infer()));
     auto b_at = [&](const Expr& row, const Expr& k, const Expr& n) {
+      if (w > 0) return B({n / w, k, n % w});  // packed: 2-D B, no batch dims
       std::vector<Expr> idx = batch_idx(row, sh.b);
       idx.push_back(k);
       if (!sh.b_vec) idx.push_back(n);

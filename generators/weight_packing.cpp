@@ -1,0 +1,64 @@
+#include "generators/weight_packing.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "schedules/matmul_tile.h"
+
+namespace gaf {
+
+namespace {
+
+int readers(const Graph& g, const std::string& value) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += static_cast<int>(std::count(node.inputs.begin(), node.inputs.end(), value));
+  return n;
+}
+
+bool is_graph_output(const Graph& g, const std::string& value) {
+  return std::find(g.outputs().begin(), g.outputs().end(), value) != g.outputs().end();
+}
+
+// B [K, N] as panels [N / w, K, w].
+Tensor pack_panels(const Tensor& b, int64_t w) {
+  const int64_t K = b.shape()[0], N = b.shape()[1];
+  Tensor p = Tensor::uninitialized(DType::Float32, {N / w, K, w});
+  const float* src = b.data<float>();
+  float* dst = p.data<float>();
+  for (int64_t q = 0; q < N / w; ++q)
+    for (int64_t k = 0; k < K; ++k) std::memcpy(dst + (q * K + k) * w, src + k * N + q * w, w * sizeof(float));
+  return p;
+}
+
+// The panel width for MatMul `n`, or 0 when its B is not packed.
+int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) {
+  if (n.op_type != "MatMul" || n.inputs.size() != 2 || n.attrs.has("_b_panel")) return 0;
+  const Value& a = g.value(n.inputs[0]);
+  const Value& b = g.value(n.inputs[1]);
+  if (!b.constant || b.constant->dtype() != DType::Float32 || b.constant->rank() != 2) return 0;
+  if (!a.type.is_static() || a.type.dims.size() < 2) return 0;
+  if (readers(g, n.inputs[1]) != 1 || is_graph_output(g, n.inputs[1])) return 0;
+  const int64_t M = a.type.shape()[a.type.dims.size() - 2], N = b.constant->shape()[1];
+  const MatMulTile t = choose_matmul_tile(M, N, p);
+  if (t.width % p.lanes != 0 || t.width >= N || N % t.width != 0) return 0;
+  return t.width;
+}
+
+}  // namespace
+
+int pack_matmul_weights(Graph& g, const HostScheduleParams& p) {
+  int packed = 0;
+  for (Node& n : g.nodes()) {
+    const int64_t w = panel_width(g, n, p);
+    if (w == 0) continue;
+    Value& b = g.value(n.inputs[1]);
+    Tensor t = pack_panels(*b.constant, w);
+    b.type = TensorType(DType::Float32, t.shape());
+    b.constant = std::move(t);  // the original [K, N] goes
+    n.attrs.set("_b_panel", w);
+    ++packed;
+  }
+  return packed;
+}
+
+}  // namespace gaf

@@ -1,0 +1,20 @@
+// Packing MatMul weights at load: a constant B [K, N] read by one tiled MatMul is rewritten in
+// place of the original as panels [N / w, K, w] (w = the schedule's tile width for that MatMul),
+// and the MatMul gets `_b_panel` = w. A row tile then streams one contiguous K x w panel instead
+// of w columns strided by N (docs/ARCHITECTURE.md, "Packed MatMul weights"). No Halide here.
+#pragma once
+
+#include "fusion/ir/graph.h"
+#include "schedules/host_params.h"
+
+namespace gaf {
+
+// Packs every eligible MatMul weight of `g`: B a float32 constant of rank 2 whose only reader is
+// this MatMul (not a graph output), A of rank >= 2, and N a multiple of the tile width p gives
+// (itself a multiple of the vector width, and smaller than N). The packed tensor replaces the
+// original value (same name, new type); the original's storage is freed unless another Graph
+// copy still holds it. Returns the number of weights packed. Run it after planning (the plan's
+// signatures keep the logical shapes) and before compiling kernels with the same `p`.
+int pack_matmul_weights(Graph& g, const HostScheduleParams& p);
+
+}  // namespace gaf
