@@ -114,18 +114,10 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
   f.reorder(order);
   f.vectorize(ni, t.lanes).unroll(ni).unroll(mi);
-  Var par = no;
-  if (blocked) {
-    Var fused(f.name() + "_panels");
-    f.fuse(par, mb, fused);
-    par = fused;
-  }
-  for (size_t i = 2; i < a.size(); ++i) {
-    Var fused(f.name() + "_par" + std::to_string(i));
-    f.fuse(par, a[i], fused);
-    par = fused;
-  }
-  f.parallel(par);
+  std::vector<Var> outer;
+  if (blocked) outer.push_back(mb);
+  outer.insert(outer.end(), a.begin() + 2, a.end());
+  Var par = fuse_parallel(f, no, outer);
 
   // k blocking: only for a short A (a tall one is row-blocked above) and K of 4 blocks or more
   // (see MatMulParams::k_block).
@@ -155,13 +147,7 @@ Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, cons
   for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
   f.reorder(order);
   if (N >= t.lanes) f.vectorize(a[0], t.lanes, TailStrategy::GuardWithIf);
-  Var par = mo;
-  for (size_t i = 2; i < a.size(); ++i) {
-    Var fused(f.name() + "_blocks" + std::to_string(i));
-    f.fuse(par, a[i], fused);
-    par = fused;
-  }
-  f.parallel(par);
+  Var par = fuse_parallel(f, mo, std::vector<Var>(a.begin() + 2, a.end()));
 
   // The block's MatMul output in register tiles, computed before the rows that read it.
   Func s = mm.func;

@@ -1,5 +1,7 @@
 #include "schedules/npu_tiles.h"
 
+#include "schedules/row_schedule.h"
+
 #include <Halide.h>
 
 #include <algorithm>
@@ -51,18 +53,6 @@ int64_t ub_bytes(const std::vector<UbResident>& funcs, int64_t inner, int64_t ro
   for (const UbResident& f : funcs)
     total += align_up((f.spans_inner ? inner : 1) * (f.spans_rows ? rows : 1) * eb, t.ub_align_bytes);
   return total;
-}
-
-// Fuses the tile loop `t` with every outer var and parallelises it; returns the fused var.
-Var fuse_outer(Func gm, Var t, const std::vector<Var>& outer) {
-  Var fused = t;
-  for (size_t i = 0; i < outer.size(); ++i) {
-    Var next(gm.name() + "_tiles" + std::to_string(i));
-    gm.fuse(fused, outer[i], next);
-    fused = next;
-  }
-  gm.parallel(fused);
-  return fused;
 }
 
 }  // namespace
@@ -207,7 +197,7 @@ NpuTileLevels apply_cube_tile(Func gm, const NpuTileChoice& c) {
   if (c.n >= 16) gm.vectorize(ni, 16, TailStrategy::GuardWithIf);
   std::vector<Var> outer{mo};
   for (size_t i = 2; i < a.size(); ++i) outer.push_back(a[i]);
-  return NpuTileLevels{LoopLevel(gm, fuse_outer(gm, no, outer)), LoopLevel(gm, ub)};
+  return NpuTileLevels{LoopLevel(gm, fuse_parallel(gm, no, outer)), LoopLevel(gm, ub)};
 }
 
 LoopLevel apply_row_tile(Func gm, const NpuTileChoice& c) {
@@ -218,13 +208,13 @@ LoopLevel apply_row_tile(Func gm, const NpuTileChoice& c) {
     Var o(gm.name() + "_co"), i(gm.name() + "_ci");
     gm.split(a[0], o, i, static_cast<int>(c.chunk), TailStrategy::ShiftInwards);
     if (c.chunk >= 16) gm.vectorize(i, 16, TailStrategy::GuardWithIf);
-    return LoopLevel(gm, fuse_outer(gm, o, std::vector<Var>(a.begin() + 1, a.end())));
+    return LoopLevel(gm, fuse_parallel(gm, o, std::vector<Var>(a.begin() + 1, a.end())));
   }
   Var o(gm.name() + "_ro"), i(gm.name() + "_ri");
   gm.split(a[1], o, i, static_cast<int>(c.rows), TailStrategy::ShiftInwards);
   gm.reorder(std::vector<VarOrRVar>{a[0], i, o});
   gm.vectorize(a[0], 16, TailStrategy::GuardWithIf);
-  return LoopLevel(gm, fuse_outer(gm, o, std::vector<Var>(a.begin() + 2, a.end())));
+  return LoopLevel(gm, fuse_parallel(gm, o, std::vector<Var>(a.begin() + 2, a.end())));
 }
 
 }  // namespace gaf

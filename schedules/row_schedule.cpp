@@ -19,6 +19,17 @@ void Placement::apply(Func f) const {
   else f.compute_at(func, var);
 }
 
+Var fuse_parallel(Func f, Var first, const std::vector<Var>& outer) {
+  Var fused = first;
+  for (size_t i = 0; i < outer.size(); ++i) {
+    Var next(f.name() + "_par" + std::to_string(i));
+    f.fuse(fused, outer[i], next);
+    fused = next;
+  }
+  f.parallel(fused);
+  return fused;
+}
+
 namespace {
 
 // The widest of lanes, lanes/2, ..., 4 that fits in `extent` (0: too narrow to vectorise).

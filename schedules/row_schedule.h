@@ -18,6 +18,10 @@ struct Placement {
   void apply(Halide::Func f) const;  // compute_root or compute_at
 };
 
+// Fuses loop `first` with each of `outer` (innermost first) into one loop, parallel; returns it.
+// A compute_at at the fused loop still sees one value of every fused var per iteration.
+Halide::Var fuse_parallel(Halide::Func f, Halide::Var first, const std::vector<Halide::Var>& outer);
+
 // Computes `t` at root, vectorised and parallel as above. Returns its row loop (one iteration
 // per innermost-axis row) for compute_at, or root when `t` has no rows (rank < 2).
 Placement schedule_rows(const TensorFunc& t, const HostScheduleParams& p);

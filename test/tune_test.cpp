@@ -24,13 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Tensor random(Shape s, uint32_t seed) {
-  Tensor t(DType::Float32, std::move(s));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+Tensor random(Shape s, uint32_t seed) { return gaf::testing::random_uniform(std::move(s), seed); }
 
 // relu(x @ W + b) then a softmax: a MatMul group and a row group.
 Graph small_graph() {
