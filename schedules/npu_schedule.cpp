@@ -93,16 +93,9 @@ class NpuScheduler {
     resolve_shared();
     NpuSchedule out;
     for (size_t r = 0; r < roots_.size(); ++r) schedule_root(r, out);
-    for (const NpuGroupInput& in : inputs_) {
-      if (!in.param.defined()) continue;
-      ImageParam p = in.param;
-      out.stages[p.name()] = out.stages[Func(p).name()] = NpuFuncInfo{NpuRole::Gm, p.type().bytes()};
-    }
-    for (const std::string& c : constants_) {
-      Func f = funcs_.at(c);
-      f.compute_root();
-      out.stages[c] = NpuFuncInfo{NpuRole::Gm, elem_bytes(f)};
-    }
+    // Inputs and embedded constants are GM sources read only through staging copies, which are
+    // what the simulator counts: they need no stage entries of their own.
+    for (const std::string& c : constants_) funcs_.at(c).compute_root();
     for (size_t k = 0; k < outputs_.size(); ++k) out.gm_outputs.push_back(output_gm_[k]);
     return out;
   }
