@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "fusion/frontend/passes.h"
 #include "generators/reference_executor.h"
@@ -22,15 +23,20 @@ double time_ms(const std::function<void()>& f) {
 }
 
 std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
-                                        int rounds, const std::vector<int>& max_rounds) {
+                                        int rounds, const std::vector<int>& max_rounds,
+                                        const std::vector<std::string>& names) {
   const size_t n = variants.size();
   std::vector<std::vector<double>> times(n);
-  for (int r = 0; r < rounds; ++r)
+  for (int r = 0; r < rounds; ++r) {
+    std::string line;
     for (size_t i = 0; i < n; ++i) {
       size_t v = (i + r) % n;
       if (v < max_rounds.size() && max_rounds[v] > 0 && r >= max_rounds[v]) continue;
       times[v].push_back(variants[v]());
+      if (v < names.size()) line += "  " + names[v] + " " + std::to_string(times[v].back()).substr(0, 7);
     }
+    if (!line.empty()) std::fprintf(stderr, "  round %d:%s\n", r + 1, line.c_str());
+  }
   std::vector<Timing> med;
   for (auto& t : times) med.push_back({median(t), *std::min_element(t.begin(), t.end())});
   return med;
