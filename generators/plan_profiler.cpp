@@ -14,7 +14,8 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-// Median forward time and median time per plan group over `runs` runs after a warm-up.
+}  // namespace
+
 std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups,
                                                    const TensorMap& inputs, int runs) {
   ex.set_profiling(true);
@@ -31,8 +32,6 @@ std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t gro
   for (auto& v : per) med.push_back(median(v));
   return {median(forward), med};
 }
-
-}  // namespace
 
 PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,
                          const ProfileProgress& progress) {

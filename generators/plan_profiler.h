@@ -2,6 +2,9 @@
 // same graph, same inputs) in the same process, so "what did this fusion buy" has a figure.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "fusion/planner/plan_profile.h"
 #include "generators/fused_executor.h"
 
@@ -10,6 +13,11 @@ namespace gaf {
 struct ProfileProgress {
   FusedExecutor::CompileProgress compile_fused, compile_unfused;
 };
+
+// Median forward time and median time of each plan group (indexed by group id) over `runs`
+// profiled runs of `ex` after one warm-up run (one group's time in one run is noisy).
+std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups,
+                                                   const TensorMap& inputs, int runs);
 
 // `g` is the graph the plan was made for (after the planner's rewrites). One warm-up run, then
 // `runs` timed runs of each executor; per-group times are medians.
