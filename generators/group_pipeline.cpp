@@ -160,7 +160,10 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     m.tiled_matmul = schema.op_class == OpClass::MatMul &&
                      (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
                                          types[1]->shape.size() >= 2));
-    if (m.tiled_matmul) m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));
+    if (m.tiled_matmul) {
+      m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));
+      m.b_constant = n.inputs.size() > 1 && g.value(n.inputs[1]).constant.has_value();
+    }
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       m.outputs.push_back(b.outputs()[o]);
       auto d = decision_of.find(n.outputs[o]);

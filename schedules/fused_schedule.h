@@ -25,6 +25,7 @@ struct MemberFuncs {
   // MatMul's materialised epilogue through it.
   bool layout = false;
   int b_panel = 0;  // its B is packed in panels of this many columns (MatMul's `_b_panel`)
+  bool b_constant = false;  // its B is a weight (megabytes; streamed, not re-read per row block)
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to

@@ -35,10 +35,10 @@ TEST(CliCommon, LogLevels) {
   EXPECT_TRUE(quiet.err.empty()) << quiet.err;  // default: warnings and errors only
   CommandResult debug = run_command(gaf_cmd("plan " + kSmall + " -vv"), dir);
   ASSERT_EQ(debug.exit_code, 0);
-  EXPECT_NE(debug.err.find("gaf: debug: planner: rule layernorm_decomposed grouped "), std::string::npos) << debug.err;
+  EXPECT_NE(debug.err.find("gaf: debug: planner: rule matmul_layernorm grouped "), std::string::npos) << debug.err;
   EXPECT_NE(debug.err.find("gaf: debug: planner: refused GAF-NF004 [generic]"), std::string::npos);
   EXPECT_NE(debug.err.find("gaf: debug: planner: generic: fused "), std::string::npos);
-  EXPECT_NE(debug.err.find("gaf: debug: planner: g5 (normalization): '"), std::string::npos);  // Func decisions
+  EXPECT_NE(debug.err.find("gaf: debug: planner: g4 (matmul_epilogue): '"), std::string::npos);  // Func decisions
   CommandResult env = run_command("GAF_LOG_LEVEL=debug " + gaf_cmd("plan " + kSmall), dir);
   EXPECT_NE(env.err.find("gaf: debug: planner:"), std::string::npos);
   CommandResult q = run_command("GAF_LOG_LEVEL=debug " + gaf_cmd("plan " + kSmall + " -q"), dir);
@@ -52,8 +52,8 @@ TEST(CliCommon, LogLevels) {
 TEST(CliCommon, ProgressIsPlainLinesOffATerminal) {
   CommandResult r = run_command(gaf_cmd("run " + kSmall + " -v"), scratch_dir("cli_common"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("gaf: info: compiling groups 1/9: g0 elementwise\n"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("gaf: info: compiling groups 9/9: g8 LayerNorm\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gaf: info: compiling groups 1/7: g0 elementwise\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gaf: info: compiling groups 7/7: g6 MatMul+LayerNorm\n"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos);
 }
 
@@ -85,6 +85,6 @@ TEST(CliCommon, ProgressIsABarOnATerminal) {
                                 scratch_dir("cli_common"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("\r\033[Kcompiling groups ["), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("[##############################] 9/9"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[##############################] 7/7"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("gaf: info:"), std::string::npos) << r.out;
 }

@@ -17,7 +17,7 @@ TEST(CliPlan, LogLinesJsonAndDot) {
                                         "/plan.json --dot " + dir + "/plan.dot"),
                                 dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 2 LayerNorm fusion opportunities"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 2 MatMul+LayerNorm fusion opportunities"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 1 MatMul+GELU fusion opportunity"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Applied "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fusions by kind:"), std::string::npos);
@@ -27,11 +27,13 @@ TEST(CliPlan, LogLinesJsonAndDot) {
   for (const auto& g : j["groups"]) {
     EXPECT_FALSE(g["signature"].get<std::string>().empty());
     EXPECT_GE(g["bytes_unfused"].get<int64_t>(), g["bytes_fused"].get<int64_t>());
-    norm += g["kind"] == "normalization" && g["label"] == "LayerNorm";
+    norm += g["kind"] == "matmul_epilogue" && g["label"] == "MatMul+LayerNorm" && g["rule"] == "matmul_layernorm";
   }
-  EXPECT_EQ(norm, 2);
-  // Totals count fusions (groups of 2+ ops): the 2 LayerNorms; the lone Softmax fuses nothing.
-  EXPECT_EQ(j["totals"]["normalization"]["count"], 2);
+  EXPECT_EQ(norm, 2);  // each LayerNorm with the projection and residual before it
+  // Totals count fusions (groups of 2+ ops): scores+Softmax, probs x V, FFN1+GELU, the two
+  // projections+LayerNorm.
+  EXPECT_EQ(j["totals"]["matmul_epilogue"]["count"], 5);
+  EXPECT_FALSE(j["totals"].contains("normalization"));
   std::string dot = slurp(dir + "/plan.dot");
   EXPECT_NE(dot.find("subgraph cluster_g"), std::string::npos);
   EXPECT_NE(dot.find("digraph fusion"), std::string::npos);
@@ -39,7 +41,7 @@ TEST(CliPlan, LogLinesJsonAndDot) {
 
 TEST(CliPlan, ControlsFromEnvironmentAndFlags) {
   std::string dir = scratch_dir("cli_plan_env");
-  CommandResult off = run_command("GAF_FUSION='disable-kind=normalization' " +
+  CommandResult off = run_command("GAF_FUSION='disable-kind=normalization;disable-rule=matmul_layernorm' " +
                                       gaf_cmd("plan builtin:bert-base --layers 1 --seq 16"), dir);
   ASSERT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(off.out.find("LayerNorm fusion"), std::string::npos) << off.out;

@@ -89,12 +89,16 @@ TEST(PlannerOnBert, StructureOfEveryLayer) {
   int ln_groups = 0;
   std::set<int> mm_groups;
   for (const FusionGroup& grp : p.groups) {
-    if (grp.rule == "layernorm_decomposed") {
+    if (grp.rule == "matmul_layernorm") {  // the projection, its bias and residual, the LayerNorm
       ++ln_groups;
-      EXPECT_EQ(grp.kind, FusionKind::Normalization);
-      int reductions = 0;
-      for (int n : grp.nodes) reductions += g.nodes()[n].op_type == "ReduceMean";
+      EXPECT_EQ(grp.kind, FusionKind::MatMulEpilogue);
+      int reductions = 0, mms = 0;
+      for (int n : grp.nodes) {
+        reductions += g.nodes()[n].op_type == "ReduceMean";
+        mms += g.nodes()[n].op_type == "MatMul";
+      }
       EXPECT_EQ(reductions, 2) << "both statistics of a LayerNorm in one group";
+      EXPECT_EQ(mms, 1) << "the MatMul whose rows it normalises";
       for (const FuncDecision& d : grp.decisions)
         if (g.nodes()[g.value(d.value).producer].op_type == "ReduceMean")
           EXPECT_EQ(d.decision, ComputeDecision::ComputeAt) << d.value;

@@ -135,6 +135,48 @@ TEST(BatchedMatMul, AttentionScoresWithSoftmaxAtOddSizes) {
   }
 }
 
+// x[B, M, K] @ W + bias + residual, then LayerNorm over the last axis — decomposed as PyTorch
+// exports it, or the LayerNormalization op — as one matmul_layernorm group. With `w_is_input`,
+// W is an activation (not a weight): the MatMul is tiled inside LayerNorm's row blocks.
+Graph matmul_layernorm_graph(const MatMulCase& c, bool decomposed, bool w_is_input) {
+  GraphBuilder b("mm_ln");
+  auto x = b.input("x", DType::Float32, {c.B, c.M, c.K});
+  auto w = w_is_input ? b.input("w", DType::Float32, {c.K, c.N}) : b.weight("w", random({c.K, c.N}, 21));
+  auto h = b.add(b.add(b.matmul(x, w), b.weight("bias", random({c.N}, 22))), b.input("r", DType::Float32, {c.B, c.M, c.N}));
+  auto gamma = b.weight("gamma", random({c.N}, 23)), beta = b.weight("beta", random({c.N}, 24));
+  ValueRef y;
+  if (decomposed) {
+    auto d = b.sub(h, b.reduce_mean(h, {-1}));
+    auto var = b.reduce_mean(b.pow(d, b.scalar(2.0f)), {-1});
+    y = b.add(b.mul(b.div(d, b.sqrt(b.add(var, b.scalar(1e-5f)))), gamma), beta);
+  } else {
+    Attributes at;
+    at.set("axis", int64_t{-1});
+    at.set("epsilon", 1e-5f);
+    y = b.op1("LayerNormalization", {h, gamma, beta}, at);
+  }
+  b.output(y, "out");
+  return b.finish();
+}
+
+TEST(MatMulLayerNorm, ProjectionResidualLayerNormAtOddSizes) {
+  for (MatMulCase c : {MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47}, MatMulCase{1, 20, 96, 96},
+                       MatMulCase{3, 5, 40, 144}})
+    for (bool decomposed : {true, false})
+      for (bool w_is_input : {false, true}) {
+        SCOPED_TRACE("M" + std::to_string(c.M) + " K" + std::to_string(c.K) + " N" + std::to_string(c.N) +
+                     (decomposed ? " decomposed" : " LayerNormalization") + (w_is_input ? " W input" : " W weight"));
+        Graph g = gaf::testing::prepared(matmul_layernorm_graph(c, decomposed, w_is_input));
+        Graph planned = g;
+        FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
+        ASSERT_EQ(plan.groups.size(), 1u);
+        EXPECT_EQ(plan.groups[0].rule, "matmul_layernorm");
+        TensorMap in{{"x", random({c.B, c.M, c.K}, 25)}, {"r", random({c.B, c.M, c.N}, 26)}};
+        if (w_is_input) in.emplace("w", random({c.K, c.N}, 27));
+        expect_schedules_match(std::move(g), in, matmul_tol(c.K), 1);
+      }
+}
+
 TEST(GemmTiles, TransposedOperandsAndBroadcastC) {
   GraphBuilder b("gemm");
   auto a = b.input("a", DType::Float32, {21, 11});

@@ -22,6 +22,10 @@ Pattern gelu_erf_decomposed(int first_step);
 // GELU, tanh form: Pow(x, 3) >> Mul(0.044715) >> Add(x, .) >> Mul(sqrt(2/pi)) >> Tanh >>
 // Add(1) >> Mul(x or 0.5x, .) [>> Mul(0.5)].
 Pattern gelu_tanh_decomposed(int first_step);
+// LayerNorm as PyTorch exports it (ReduceMean, Sub, Pow|Mul, ReduceMean, Add eps, Sqrt,
+// Div|Reciprocal+Mul, optional gamma Mul and beta Add); `first_step` is the first ReduceMean's
+// chain index (rules_normalization.cpp).
+Pattern layernorm_decomposed(int first_step);
 // Any activation an epilogue can carry, single-op or decomposed; `first_step` as above.
 Pattern activation(int first_step);
 

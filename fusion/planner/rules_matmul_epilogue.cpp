@@ -45,4 +45,24 @@ std::shared_ptr<const FusionRule> make_attention_scores_rule() {
                                        rule_priority::kNormalization + 50, p);
 }
 
+std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() {
+  // A projection, its bias and residual, then LayerNorm over the rows it produces (BERT's
+  // attention output and FFN2). Fused, each row block of the MatMul is normalised while it is
+  // in cache: the un-normalised sum is never written, and one kernel launch instead of two.
+  Pattern mm = Pattern("MatMul") | Pattern("Gemm");
+  Pattern bias = Pattern("Add").with_const();
+  Pattern residual = Pattern("Add");
+  Pattern layernorm_op = Pattern("LayerNormalization").where([](const GraphView& g, int node, const PatternMatch&) {
+    const Node& n = g.node(node);
+    int64_t rank = static_cast<int64_t>(g.graph().value(n.inputs[0]).type.dims.size());
+    int64_t axis = n.attrs.get_int("axis", -1);
+    return axis == -1 || axis == rank - 1;  // normalised over the MatMul's columns only
+  });
+  Pattern p = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) |
+              (mm >> bias >> residual >> layernorm_op) | (mm >> residual >> patterns::layernorm_decomposed(2)) |
+              (mm >> residual >> layernorm_op);
+  return std::make_shared<PatternRule>("matmul_layernorm", FusionKind::MatMulEpilogue,
+                                       rule_priority::kNormalization + 50, p);
+}
+
 }  // namespace gaf

@@ -32,14 +32,23 @@ Pattern with_affine_tail(const Pattern& core) {
 
 }  // namespace
 
-std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule() {
-  // steps: 0 ReduceMean(x), 1 Sub(x, mean), 2 square, 3 ReduceMean, 4 Add eps, 5 Sqrt, 6.. scale
+namespace patterns {
+
+Pattern layernorm_decomposed(int first) {
+  // steps: first ReduceMean(x), +1 Sub(x, mean), +2 square, +3 ReduceMean, +4 Add eps, +5 Sqrt,
+  // +6.. scale, then the optional gamma and beta
   Pattern core = Pattern("ReduceMean") >>
-                 Pattern("Sub").where(reads_input_of_step(0, 0)) >> square(1) >>
-                 Pattern("ReduceMean").where(same_reduction_as(0)) >> Pattern("Add").with_const() >>
-                 Pattern("Sqrt") >> scale_by_inverse_std(reads_step(1));
+                 Pattern("Sub").where(reads_input_of_step(first, 0)) >> square(first + 1) >>
+                 Pattern("ReduceMean").where(same_reduction_as(first)) >> Pattern("Add").with_const() >>
+                 Pattern("Sqrt") >> scale_by_inverse_std(reads_step(first + 1));
+  return with_affine_tail(core);
+}
+
+}  // namespace patterns
+
+std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule() {
   return std::make_shared<PatternRule>("layernorm_decomposed", FusionKind::Normalization,
-                                       rule_priority::kNormalization, with_affine_tail(core));
+                                       rule_priority::kNormalization, layernorm_decomposed(0));
 }
 
 std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule() {

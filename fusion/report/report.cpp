@@ -31,6 +31,7 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
   if (grp.kind == FusionKind::MatMulEpilogue) {
     std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
     if (has_op(g, grp, {"Softmax"})) s += "+Softmax";
+    else if (grp.rule == "matmul_layernorm") s += "+LayerNorm";
     else if (has_op(g, grp, {"Gelu", "Erf"})) s += "+GELU";
     else if (has_op(g, grp, {"Relu"})) s += "+ReLU";
     else if (has_op(g, grp, {"Tanh"})) s += "+GELU(tanh)";
