@@ -86,11 +86,25 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
   const Tiles tiled = tile_matmuls(group_outputs, anchor, members, p);
   auto is_tiled = [&](const Func& f) { return tiled.funcs.count(f.name()) > 0; };
 
+  std::map<std::string, int> transpose_dim;  // group outputs that are innermost-moving transposes
+  for (const MemberFuncs& m : members)
+    if (m.transpose_dim > 0 && !m.outputs.empty() && m.outputs[0].defined())
+      transpose_dim[m.outputs[0].func.name()] = m.transpose_dim;
   std::map<std::string, Placement> row_of;
   for (const TensorFunc& t : group_outputs) {
     if (!t.defined() || is_tiled(t.func)) continue;
     const bool blocks = tiled.anchor_rows && anchor && t.func.name() == anchor->func.name();
-    row_of[t.func.name()] = blocks ? *tiled.anchor_rows : schedule_rows(t, p);
+    auto tr = transpose_dim.find(t.func.name());
+    const int dim = tr != transpose_dim.end() ? tr->second : 0;
+    if (blocks) {
+      row_of[t.func.name()] = *tiled.anchor_rows;
+    } else if (dim > 0 && t.shape.size() > static_cast<size_t>(dim) && t.shape.back() >= p.lanes &&
+               t.shape[t.shape.size() - 1 - dim] >= p.lanes) {
+      schedule_transpose(t, dim, p);
+      row_of[t.func.name()] = Placement();  // no row loop: its stages (none) go at root
+    } else {
+      row_of[t.func.name()] = schedule_rows(t, p);
+    }
   }
   Placement anchor_row;
   if (anchor && anchor->defined() && row_of.count(anchor->func.name())) anchor_row = row_of[anchor->func.name()];

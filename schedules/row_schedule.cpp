@@ -77,6 +77,24 @@ Placement schedule_rows(const TensorFunc& t, const HostScheduleParams& p) {
   return Placement::at(f, rows);
 }
 
+void schedule_transpose(const TensorFunc& t, int dim, const HostScheduleParams& p) {
+  Func f = t.func;
+  std::vector<Var> a = f.args();
+  f.compute_root();
+  const int rank = static_cast<int>(a.size());
+  Var xo(f.name() + "_xo"), xi(f.name() + "_xi"), yo(f.name() + "_yo"), yi(f.name() + "_yi");
+  // GuardWithIf: the tile need not divide the dims (ShiftInwards would too, but is not allowed
+  // for a dim smaller than the tile).
+  f.tile(a[0], a[dim], xo, yo, xi, yi, p.lanes, p.lanes, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order{xi, yi, xo, yo};
+  std::vector<Var> outer;
+  for (int d = 1; d < rank; ++d)
+    if (d != dim) order.emplace_back(a[d]), outer.push_back(a[d]);
+  f.reorder(order);
+  f.vectorize(xi).unroll(yi);
+  fuse_parallel(f, yo, outer);
+}
+
 void schedule_statistic(const Stage& s, const Placement& at, const HostScheduleParams& p) {
   Func f = s.func;
   at.apply(f);

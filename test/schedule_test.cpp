@@ -177,6 +177,28 @@ TEST(MatMulLayerNorm, ProjectionResidualLayerNormAtOddSizes) {
       }
 }
 
+TEST(TransposeTiles, InnermostAxisMovedAtOddSizes) {
+  // Transposes that move the innermost axis run in 16 x 16 tiles (schedule_transpose): sizes
+  // that are not multiples of the tile, smaller than it, and BERT's K^T after its projection.
+  struct Case {
+    Shape in;
+    std::vector<int64_t> perm;
+  };
+  for (const Case& c : {Case{{2, 19, 37}, {0, 2, 1}}, Case{{3, 33, 17, 5}, {0, 2, 3, 1}}, Case{{40, 21}, {1, 0}},
+                        Case{{7, 5}, {1, 0}}, Case{{1, 20, 4, 18}, {0, 2, 3, 1}}}) {
+    GraphBuilder b("tr");
+    auto x = b.input("x", DType::Float32, std::vector<Dim>(c.in.begin(), c.in.end()));
+    b.output(b.transpose(b.add(x, b.scalar(1.0f)), c.perm), "out");
+    expect_schedules_match(b.finish(), {{"x", random(c.in, 31)}}, {1e-6, 0}, 1);
+  }
+  // In a group after a MatMul (the QKV group's K^T): the projection, then heads, then K^T.
+  GraphBuilder b("kt");
+  auto x = b.input("x", DType::Float32, {1, 21, 48});
+  auto k = b.add(b.matmul(x, b.weight("w", random({48, 48}, 32))), b.weight("bias", random({48}, 33)));
+  b.output(b.transpose(b.reshape(k, {0, 0, 3, 16}), {0, 2, 3, 1}), "kt");
+  expect_schedules_match(b.finish(), {{"x", random({1, 21, 48}, 34)}}, matmul_tol(48), 1);
+}
+
 TEST(GemmTiles, TransposedOperandsAndBroadcastC) {
   GraphBuilder b("gemm");
   auto a = b.input("a", DType::Float32, {21, 11});
