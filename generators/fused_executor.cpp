@@ -1,5 +1,6 @@
 #include "generators/fused_executor.h"
 
+#include "generators/memory_plan.h"
 #include "generators/value_store.h"
 #include "schedules/host_target.h"
 
@@ -51,6 +52,35 @@ void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& 
     if (progress) progress(kernels_.size(), grp);
   }
   stats_.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // The arena of run()'s intermediates. Allocating them per run cost the first runs after
+  // compiling dearly (glibc maps and unmaps large blocks until its thresholds adapt: BERT-base
+  // seq 128, the second run 82 ms against 67 ms from the third on).
+  const MemoryPlan memory = plan_memory(g_, plan_);
+  std::set<std::string> outputs(g_.outputs().begin(), g_.outputs().end());
+  for (const ArenaSlot& slot : memory.slots)
+    if (!outputs.count(slot.value)) arena_offset_[slot.value] = slot.offset;
+  if (memory.arena_bytes > 0) {
+    size_t bytes = static_cast<size_t>((memory.arena_bytes + 63) / 64 * 64);
+    void* p = std::aligned_alloc(MemoryPlan::kArenaAlignment, bytes);
+    if (!p) throw GafError("out of memory allocating the " + std::to_string(bytes) + "-byte arena");
+    arena_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  }
+}
+
+std::vector<Tensor> FusedExecutor::output_tensors(size_t s, bool in_arena) {
+  const FusionGroup& grp = plan_.groups[s];
+  const std::vector<TensorDesc>& descs = kernels_.at(s)->output_descs();
+  std::vector<Tensor> outs;
+  for (size_t k = 0; k < descs.size(); ++k) {
+    auto at = in_arena && k < grp.outputs.size() ? arena_offset_.find(grp.outputs[k]) : arena_offset_.end();
+    if (at != arena_offset_.end() && arena_)
+      outs.push_back(Tensor::in_storage(descs[k].dtype, descs[k].shape,
+                                        std::shared_ptr<uint8_t>(arena_, arena_.get() + at->second)));
+    else
+      outs.push_back(Tensor::uninitialized(descs[k].dtype, descs[k].shape));
+  }
+  return outs;
 }
 
 TensorMap FusedExecutor::run(const TensorMap& inputs) {
@@ -65,7 +95,7 @@ TensorMap FusedExecutor::run(const TensorMap& inputs) {
     std::vector<const Tensor*> ins;
     for (const std::string& in : grp.inputs) ins.push_back(store.get(in));
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<Tensor> outs = run_group(s, ins);
+    std::vector<Tensor> outs = run_kernel(s, ins, output_tensors(s, true));
     if (profile_)
       group_ms_[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     store.finish_step(s, grp.outputs, outs, grp.inputs);
@@ -75,9 +105,12 @@ TensorMap FusedExecutor::run(const TensorMap& inputs) {
 }
 
 std::vector<Tensor> FusedExecutor::run_group(size_t s, const std::vector<const Tensor*>& inputs) {
+  return run_kernel(s, inputs, output_tensors(s, false));  // the caller keeps them: not the arena
+}
+
+std::vector<Tensor> FusedExecutor::run_kernel(size_t s, const std::vector<const Tensor*>& inputs,
+                                              std::vector<Tensor> outs) {
   GroupKernel& k = *kernels_.at(s);
-  std::vector<Tensor> outs;
-  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
   if (const NpuStageMap* stages = k.npu_stages()) {
     if (npu_counts_.size() != plan_.groups.size()) npu_counts_.assign(plan_.groups.size(), NpuCounts());
     NpuSimulator::Session session(*stages, npu_counts_[s]);

@@ -31,6 +31,9 @@ class FusedExecutor {
   FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, const CompileProgress& progress = {});
   FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, const ScheduleDb* schedules,
                 const CompileProgress& progress = {});
+  // Intermediates live in one arena laid out by plan_memory (allocated once, reused by every
+  // run: no allocation or page fault per run); graph outputs are allocated per run. Not
+  // re-entrant: one run at a time per executor.
   TensorMap run(const TensorMap& inputs);
   // Runs group `s` alone: inputs in FusionGroup::inputs order, outputs in FusionGroup::outputs
   // order (gaf verify feeds it the reference's tensors).
@@ -58,6 +61,11 @@ class FusedExecutor {
   std::vector<bool> tuned_;
   bool npu_ = false;
   std::vector<NpuCounts> npu_counts_;
+  std::shared_ptr<uint8_t> arena_;                 // run()'s intermediates (see run)
+  std::map<std::string, int64_t> arena_offset_;   // value -> offset in arena_
+  // Group s's output tensors, in FusionGroup::outputs order: in the arena when `in_arena`.
+  std::vector<Tensor> output_tensors(size_t s, bool in_arena);
+  std::vector<Tensor> run_kernel(size_t s, const std::vector<const Tensor*>& inputs, std::vector<Tensor> outs);
 };
 
 }  // namespace gaf

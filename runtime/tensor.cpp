@@ -79,6 +79,14 @@ std::vector<int64_t> Tensor::to_int_vector() const {
   return v;
 }
 
+Tensor Tensor::in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> storage) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = std::move(storage);
+  return t;
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (shape_numel(shape) != numel())
     throw GafError("cannot reshape tensor of shape " + shape_str(shape_) + " to " + shape_str(shape));

@@ -40,6 +40,10 @@ class Tensor {
 
   template <typename T>
   static Tensor from_values(DType dtype, Shape shape, const std::vector<T>& values);
+  // A tensor over `storage` (not copied, kept alive by the tensor; e.g. a slice of an arena
+  // through shared_ptr's aliasing constructor). The caller guarantees nbytes() of it, 64-byte
+  // aligned.
+  static Tensor in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> storage);
 
   bool defined() const { return storage_ != nullptr || numel() == 0; }
   DType dtype() const { return dtype_; }

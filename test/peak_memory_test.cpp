@@ -10,6 +10,7 @@
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
 #include "planner_test_util.h"
+#include "tensor_compare.h"
 
 using namespace gaf;
 using gaf::testing::filled;
@@ -143,4 +144,28 @@ TEST(PeakMemory, BertMergesAreNotRefused) {
   Graph plain = m.graph;
   FusionPlan u = plan_fusion(plain, none);
   EXPECT_LT(predicted_peak(with, p, true), predicted_peak(plain, u, true));
+}
+
+TEST(PeakMemory, ArenaIsReusedAcrossRunsWithoutClobberingReturnedOutputs) {
+  // run() keeps intermediates in one arena laid out by plan_memory: a second run reuses it, the
+  // outputs the first run returned are its own, and both runs equal the reference.
+  static ReferenceExecutor folder;
+  ModelOptions mo;
+  mo.layers = 2;
+  mo.seq = 16;
+  LoadedModel m = load_model("builtin:bert-base", mo, folder);
+  Graph g = m.graph;
+  FusionPlan p = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
+  FusedExecutor ex(g, p);
+  TensorMap in1 = make_default_inputs(g, 1), in2 = make_default_inputs(g, 2);
+  TensorMap first = ex.run(in1);
+  Tensor kept = first.begin()->second.clone();
+  TensorMap second = ex.run(in2);
+  ASSERT_EQ(first.size(), 1u);
+  const std::string out = first.begin()->first;
+  EXPECT_EQ(gaf::testing::compare_tensors(first.at(out), kept, {0, 0}), "") << "the second run overwrote the first's output";
+  ReferenceExecutor ref;
+  EXPECT_EQ(gaf::testing::compare_tensors(first.at(out), ref.run(m.graph, in1).at(out), {1e-4, 1e-4}), "");
+  EXPECT_EQ(gaf::testing::compare_tensors(second.at(out), ref.run(m.graph, in2).at(out), {1e-4, 1e-4}), "");
+  EXPECT_NE(gaf::testing::compare_tensors(first.at(out), second.at(out), {1e-4, 1e-4}), "") << "inputs differ";
 }
