@@ -2,10 +2,9 @@
 // modeled time as the cost. See tuner.h.
 #include <chrono>
 #include <cstdio>
-#include <map>
-#include <memory>
 
 #include "apps/gaf-tune/group_timer.h"
+#include "apps/gaf-tune/ranked_groups.h"
 #include "apps/gaf-tune/npu_search_space.h"
 #include "apps/gaf-tune/search_loop.h"
 #include "apps/gaf-tune/tuner.h"
@@ -21,38 +20,20 @@ std::vector<GroupResult> tune_plan_npu(const Graph& g, const FusionPlan& plan, c
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const std::string machine = npu_machine_key(npu);
-  std::map<std::string, DistinctGroup> distinct;
-  const std::vector<std::string> order = distinct_groups(plan, opts.only_signature, distinct);
-
   // The default tiles' modeled times rank the groups; their outputs are every candidate's reference.
-  std::vector<GroupResult> results;
-  std::map<std::string, std::unique_ptr<GroupTimer>> timers;
-  for (const std::string& sig : order) {
-    if (stop) break;
-    const DistinctGroup& d = distinct.at(sig);
-    GroupResult r;
-    r.signature = sig;
-    r.label = group_label(g, *d.group);
-    r.groups = d.count;
+  RankedGroups ranked = rank_groups(g, plan, opts, 1, stop, [&](GroupTimer& timer, GroupResult& r) {
     r.mullapudi_note = "does not apply to npu-tile";
-    auto timer = std::make_unique<GroupTimer>(g, *d.group, opts.seed, 1);
-    r.default_ms = r.best_ms = timer->model_npu_default(npu).ms;
+    r.default_ms = r.best_ms = timer.model_npu_default(npu).ms;
     r.best = NpuScheduleParams{}.str();
-    timers[sig] = std::move(timer);
-    results.push_back(r);
-  }
-  std::stable_sort(results.begin(), results.end(), [](const GroupResult& a, const GroupResult& b) {
-    return a.default_ms * a.groups > b.default_ms * b.groups;
   });
+  std::vector<GroupResult>& results = ranked.results;
 
-  double weight_total = 0;
-  for (const GroupResult& r : results) weight_total += r.default_ms * r.groups;
-  BudgetShares shares(weight_total);
+  BudgetShares shares(ranked.weight_total);
   std::mt19937 rng(opts.seed);
   for (size_t gi = 0; gi < results.size() && !stop; ++gi) {
     GroupResult& r = results[gi];
-    const FusionGroup& grp = *distinct.at(r.signature).group;
-    GroupTimer& timer = *timers.at(r.signature);
+    const FusionGroup& grp = *ranked.distinct.at(r.signature).group;
+    GroupTimer& timer = *ranked.timers.at(r.signature);
     const double group_deadline = elapsed() + shares.next(r.default_ms * r.groups, opts.budget_s - elapsed());
 
     NpuScheduleParams best;  // the default: every tile the schedule's own choice

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <random>
 
 #include "apps/gaf-tune/group_timer.h"
+#include "apps/gaf-tune/ranked_groups.h"
 #include "apps/gaf-tune/search_loop.h"
 #include "apps/gaf-tune/search_space.h"
 #include "fusion/report/report.h"
@@ -68,37 +68,18 @@ std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, Sched
   const std::string machine = host_machine_key();
   const int registers = vector_registers(host_target());
 
-  std::map<std::string, DistinctGroup> distinct;
-  const std::vector<std::string> order = distinct_groups(plan, opts.only_signature, distinct);
-
   // Default times first: they rank the groups and are every candidate's baseline.
-  std::vector<GroupResult> results;
-  std::map<std::string, std::unique_ptr<GroupTimer>> timers;
-  for (const std::string& sig : order) {
-    if (stop) break;
-    const DistinctGroup& d = distinct.at(sig);
-    GroupResult r;
-    r.signature = sig;
-    r.label = group_label(g, *d.group);
-    r.groups = d.count;
-    auto timer = std::make_unique<GroupTimer>(g, *d.group, opts.seed, opts.repeat);
-    Measurement m = timer->measure_default(defaults);
-    r.default_ms = r.best_ms = m.ms;
-    timers[sig] = std::move(timer);
-    results.push_back(r);
-  }
-  std::sort(results.begin(), results.end(), [](const GroupResult& a, const GroupResult& b) {
-    return a.default_ms * a.groups > b.default_ms * b.groups;
+  RankedGroups ranked = rank_groups(g, plan, opts, opts.repeat, stop, [&](GroupTimer& timer, GroupResult& r) {
+    r.default_ms = r.best_ms = timer.measure_default(defaults).ms;
   });
+  std::vector<GroupResult>& results = ranked.results;
 
-  double weight_total = 0;
-  for (const GroupResult& r : results) weight_total += r.default_ms * r.groups;
-  BudgetShares shares(weight_total);
+  BudgetShares shares(ranked.weight_total);
   std::mt19937 rng(opts.seed);
   for (size_t gi = 0; gi < results.size() && !stop; ++gi) {
     GroupResult& r = results[gi];
-    const FusionGroup& grp = *distinct.at(r.signature).group;
-    GroupTimer& timer = *timers.at(r.signature);
+    const FusionGroup& grp = *ranked.distinct.at(r.signature).group;
+    GroupTimer& timer = *ranked.timers.at(r.signature);
     const double group_deadline = elapsed() + shares.next(r.default_ms * r.groups, opts.budget_s - elapsed());
 
     SearchSpace space(has_matmul(g, grp), registers);
@@ -161,7 +142,7 @@ std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, Sched
   if (opts.mullapudi)
     for (GroupResult& r : results) {
       if (stop) break;
-      Measurement m = quietly([&] { return timers.at(r.signature)->measure(defaults, ScheduleSource::Mullapudi2016); });
+      Measurement m = quietly([&] { return ranked.timers.at(r.signature)->measure(defaults, ScheduleSource::Mullapudi2016); });
       if (m.ok) r.mullapudi_ms = m.ms;
       else r.mullapudi_note = m.problem.substr(0, m.problem.find('\n'));
     }
