@@ -36,7 +36,8 @@ double time_ms(const std::function<void()>& f);
 // `rounds` rounds; each runs every variant once (the first variant rotating, so a change of load
 // hits all alike). A variant returns its own time in ms. Returns each variant's median.
 // `max_rounds[i]` > 0 runs variant i in the first max_rounds[i] rounds only (a slow peer).
-// With `names`, each round's times go to stderr in run order (to see what a slow round followed).
+// With `names`, an untimed round runs first (variants with a round limit excepted), and each
+// round's times go to stderr in run order (to see what a slow round followed).
 struct Timing {
   double median_ms, min_ms;
 };
