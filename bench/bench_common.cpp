@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cstdio>
 
 #include "fusion/frontend/passes.h"
@@ -24,8 +25,15 @@ double time_ms(const std::function<void()>& f) {
 
 std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
                                         int rounds, const std::vector<int>& max_rounds,
-                                        const std::vector<std::string>& names) {
+                                        const std::vector<std::string>& names, int pause_ms) {
   const size_t n = variants.size();
+  // Optionally idle before each run, so the previous variant's spinning worker threads are asleep.
+  // Off by default: on this VM a run after 250 ms idle is slower (oneDNN 67 -> 90 ms, ours 68 ->
+  // 72 ms at BERT seq 128), a cold start nobody serves; the one peer that spun long (OpenBLAS
+  // under PyTorch, ~0.1 s) is told not to (torch_bert.py).
+  auto settle = [pause_ms] {
+    if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  };
   std::vector<std::vector<double>> times(n);
   if (!names.empty()) {
     // One untimed round first (slow peers with a round limit excepted): right after every variant
@@ -33,8 +41,10 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<double()
     // oneDNN 92-107 ms, against 66-72 ms later), which a median of 5-7 rounds still feels.
     std::string line;
     for (size_t v = 0; v < n; ++v)
-      if (v >= max_rounds.size() || max_rounds[v] == 0)
+      if (v >= max_rounds.size() || max_rounds[v] == 0) {
+        settle();
         line += "  " + names[v] + " " + std::to_string(variants[v]()).substr(0, 7);
+      }
     std::fprintf(stderr, "  untimed round:%s\n", line.c_str());
   }
   for (int r = 0; r < rounds; ++r) {
@@ -42,6 +52,7 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<double()
     for (size_t i = 0; i < n; ++i) {
       size_t v = (i + r) % n;
       if (v < max_rounds.size() && max_rounds[v] > 0 && r >= max_rounds[v]) continue;
+      settle();
       times[v].push_back(variants[v]());
       if (v < names.size()) line += "  " + names[v] + " " + std::to_string(times[v].back()).substr(0, 7);
     }

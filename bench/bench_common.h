@@ -20,6 +20,7 @@ struct BenchOptions {
   std::string python = "/usr/bin/python3";
   int threads = 1;                     // cores: PyTorch's thread count
   int torch_rounds = 2;                // PyTorch eager is timed in this many rounds at most
+  int pause_ms = 0;                    // BERT: idle before every run (see interleaved_medians)
   double peak_gflops = 0;              // measured, for "% of peak"
   // "key=value,...": the MatMul section also times ours with these MatMulParams changed
   // (vectors, rows, k_unroll, a_block_bytes, k_block), interleaved: an A/B of one parameter.
@@ -37,13 +38,14 @@ double time_ms(const std::function<void()>& f);
 // hits all alike). A variant returns its own time in ms. Returns each variant's median.
 // `max_rounds[i]` > 0 runs variant i in the first max_rounds[i] rounds only (a slow peer).
 // With `names`, an untimed round runs first (variants with a round limit excepted), and each
-// round's times go to stderr in run order (to see what a slow round followed).
+// round's times go to stderr in run order (to see what a slow round followed). `pause_ms`: idle
+// time before every run (see bench_common.cpp).
 struct Timing {
   double median_ms, min_ms;
 };
 std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
                                         int rounds, const std::vector<int>& max_rounds = {},
-                                        const std::vector<std::string>& names = {});
+                                        const std::vector<std::string>& names = {}, int pause_ms = 0);
 
 // Shape inference and folding for a builder-made graph (all dims static).
 Graph prepared(GraphBuilder& b);

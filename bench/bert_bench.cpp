@@ -114,6 +114,8 @@ int main(int argc, char** argv) {
   app.add_option("--svg", svg, "also write a bar chart of GFLOP/s to FILE (SVG)");
   app.add_option("--work-dir", o.work_dir, "scratch folder: weights and inputs for PyTorch, the exported ONNX")
       ->capture_default_str();
+  app.add_option("--pause-ms", o.pause_ms, "BERT: idle milliseconds before every run (a cold start: slower on this VM, oneDNN most)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--torch-rounds", o.torch_rounds, "PyTorch eager is timed in at most N of the rounds (it is slow)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

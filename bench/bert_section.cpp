@@ -195,7 +195,7 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     std::vector<std::string> names;
     for (const Variant& v : vs)
       timers.push_back(v.time), max_rounds.push_back(v.max_rounds), names.push_back(v.section + ":" + v.variant);
-    std::vector<Timing> med = interleaved_medians(timers, o.repeat, max_rounds, names);
+    std::vector<Timing> med = interleaved_medians(timers, o.repeat, max_rounds, names, o.pause_ms);
 
     double fused_ms = med[0].median_ms, onnx_fused_ms = kNone;
     for (size_t i = 0; i < vs.size(); ++i)

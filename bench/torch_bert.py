@@ -23,7 +23,12 @@ import sys
 import time
 
 import numpy as np
-import torch
+
+# OpenBLAS (Debian's torch uses the system BLAS) keeps its worker threads spinning for about
+# 0.1 s after each call; on 2 cores that spin ran into the variant gaf_bench times next. 2^4
+# cycles is its minimum. Set before torch loads the library.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+import torch  # noqa: E402
 import torch.nn.functional as F
 from torch import nn
 
