@@ -36,7 +36,7 @@ double time_ms(const std::function<void()>& f);
 
 // `rounds` rounds; each runs every variant once (the first variant rotating, so a change of load
 // hits all alike). A variant returns its own time in ms. Returns each variant's median.
-// `max_rounds[i]` > 0 runs variant i in the first max_rounds[i] rounds only (a slow peer).
+// `max_rounds[i]` > 0 marks a slow peer: timed max_rounds[i] times after the interleaved rounds.
 // With `names`, an untimed round runs first (variants with a round limit excepted), and each
 // round's times go to stderr in run order (to see what a slow round followed). `pause_ms`: idle
 // time before every run (see bench_common.cpp).
