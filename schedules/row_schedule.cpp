@@ -83,8 +83,8 @@ void schedule_transpose(const TensorFunc& t, int dim, const HostScheduleParams& 
   f.compute_root();
   const int rank = static_cast<int>(a.size());
   Var xo(f.name() + "_xo"), xi(f.name() + "_xi"), yo(f.name() + "_yo"), yi(f.name() + "_yi");
-  // GuardWithIf: the tile need not divide the dims (ShiftInwards would too, but is not allowed
-  // for a dim smaller than the tile).
+  // GuardWithIf: the dims need not be multiples of the tile (BERT's are; odd models' are not),
+  // and the guarded edge tiles write nothing twice.
   f.tile(a[0], a[dim], xo, yo, xi, yi, p.lanes, p.lanes, TailStrategy::GuardWithIf);
   std::vector<VarOrRVar> order{xi, yi, xo, yo};
   std::vector<Var> outer;
