@@ -25,10 +25,10 @@ struct MemberFuncs {
   // MatMul's materialised epilogue through it.
   bool layout = false;
   int b_panel = 0;  // its B is packed in panels of this many columns (MatMul's `_b_panel`)
-  bool b_constant = false;
+  bool b_constant = false;  // its B is a weight (megabytes; streamed, not re-read per row block)
   // A Transpose that moves the input's innermost axis: the Halide dim (0 = innermost) of its
   // output that walks the input's stride-1 axis; 0 when there is none (innermost stays).
-  int transpose_dim = 0;  // its B is a weight (megabytes; streamed, not re-read per row block)
+  int transpose_dim = 0;
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to
