@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 
+#include "fusion/ops/families.h"
 #include "generators/custom_algorithm.h"
 
 namespace gaf {
@@ -160,15 +161,13 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     m.tiled_matmul = schema.op_class == OpClass::MatMul &&
                      (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
                                          types[1]->shape.size() >= 2));
-    if (n.op_type == "Transpose" && !n.outputs.empty()) {
+    if (n.op_type == "Transpose") {
       // The output axis that walks the input's innermost (stride-1) axis; when it is not the
       // output's own innermost axis, the row schedule would gather (see MemberFuncs).
-      const int rank = static_cast<int>(g.value(n.outputs[0]).type.dims.size());
-      std::vector<int64_t> perm = n.attrs.get_ints("perm", {});
-      if (!n.attrs.has("perm"))
-        for (int d = rank - 1; d >= 0; --d) perm.push_back(d);
-      for (int j = 0; j < static_cast<int>(perm.size()); ++j)
-        if ((perm[j] + rank) % rank == rank - 1 && j != rank - 1) m.transpose_dim = rank - 1 - j;
+      const std::vector<int> perm = transpose_perm(*infers_.back());
+      const int rank = static_cast<int>(perm.size());
+      for (int j = 0; j + 1 < rank; ++j)
+        if (perm[j] == rank - 1) m.transpose_dim = rank - 1 - j;
     }
     if (m.tiled_matmul) {
       m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));

@@ -2,9 +2,12 @@
 // than static initialisers, so that linking the ops as a static library never drops an op.
 #pragma once
 
+#include <vector>
+
 namespace gaf {
 
 class OpRegistry;
+class InferContext;
 
 void register_unary_ops(OpRegistry& r);      // unary.cpp: math, activations, Cast, Identity, Dropout
 void register_binary_ops(OpRegistry& r);     // binary.cpp: arithmetic, comparisons, Where, Max/Min
@@ -14,6 +17,11 @@ void register_norm_ops(OpRegistry& r);       // norm.cpp: Softmax, LogSoftmax, L
 void register_layout_ops(OpRegistry& r);     // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand
 void register_indexing_ops(OpRegistry& r);   // indexing.cpp: Concat, Split, Slice, Gather
 void register_constant_ops(OpRegistry& r);   // constant.cpp: Constant, ConstantOfShape, Shape
+
+// Transpose's permutation: output axis d is input axis perm[d] (ONNX `perm`, default reversed);
+// checked. Also read by the host schedule (generators/group_pipeline.cpp) to spot a transpose
+// that moves the innermost axis.
+std::vector<int> transpose_perm(const InferContext& c);
 
 inline void register_all_builtin_ops(OpRegistry& r) {
   register_unary_ops(r);

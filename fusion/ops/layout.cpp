@@ -154,6 +154,8 @@ Shape unsqueeze_shape(const InferContext& c) {
   return out;
 }
 
+}  // namespace
+
 std::vector<int> transpose_perm(const InferContext& c) {
   int rank = c.rank(0);
   std::vector<int64_t> p = c.attrs().get_ints("perm", {});
@@ -171,6 +173,8 @@ std::vector<int> transpose_perm(const InferContext& c) {
   }
   return perm;
 }
+
+namespace {
 
 void add_transpose(OpRegistry& r) {
   OpSchema s;
