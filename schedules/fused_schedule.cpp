@@ -98,8 +98,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
     const int dim = tr != transpose_dim.end() ? tr->second : 0;
     if (blocks) {
       row_of[t.func.name()] = *tiled.anchor_rows;
-    } else if (dim > 0 && t.shape.size() > static_cast<size_t>(dim) && t.shape.back() >= p.lanes &&
-               t.shape[t.shape.size() - 1 - dim] >= p.lanes) {
+    } else if (dim > 0 && t.shape.back() >= p.lanes && t.shape[t.shape.size() - 1 - dim] >= p.lanes) {
       schedule_transpose(t, dim, p);
       row_of[t.func.name()] = Placement();  // no row loop: its stages (none) go at root
     } else {

@@ -35,11 +35,7 @@ MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p)
     double cost = double(v + r) / (v * r);
     if (best == 0 || cost < best) best = cost, t.width = v * p.lanes, t.rows = r;
   }
-  if (best > 0) return t;
-  int v = max_v;
-  while (v > 1 && N % (v * p.lanes) != 0) --v;
-  if (N % (v * p.lanes) != 0) v = max_v;  // nothing divides: shift the last tile inwards
-  t.width = v * p.lanes;
+  if (best == 0) t.width = max_v * p.lanes;  // nothing divides N: shift the last tile inwards
   return t;
 }
 
