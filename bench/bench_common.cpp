@@ -35,6 +35,7 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<double()
     if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
   };
   std::vector<std::vector<double>> times(n);
+  auto entry = [&](size_t v, double ms) { return "  " + names[v] + " " + std::to_string(ms).substr(0, 7); };
   if (!names.empty()) {
     // One untimed round first (slow peers with a round limit excepted): right after every variant
     // was built, the first round ran 1.5-2x slow for all of them (BERT seq 128: ours 120-133 ms,
@@ -43,7 +44,7 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<double()
     for (size_t v = 0; v < n; ++v)
       if (v >= max_rounds.size() || max_rounds[v] == 0) {
         settle();
-        line += "  " + names[v] + " " + std::to_string(variants[v]()).substr(0, 7);
+        line += entry(v, variants[v]());
       }
     std::fprintf(stderr, "  untimed round:%s\n", line.c_str());
   }
@@ -53,7 +54,7 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<double()
   auto run = [&](size_t v, std::string& line) {
     settle();
     times[v].push_back(variants[v]());
-    if (v < names.size()) line += "  " + names[v] + " " + std::to_string(times[v].back()).substr(0, 7);
+    if (v < names.size()) line += entry(v, times[v].back());
   };
   for (int r = 0; r < rounds; ++r) {
     std::string line;

@@ -19,7 +19,7 @@ struct BenchOptions {
   std::string work_dir = "/tmp/gaf_bench";  // weights/inputs for PyTorch, the exported ONNX
   std::string python = "/usr/bin/python3";
   int threads = 1;                     // cores: PyTorch's thread count
-  int torch_rounds = 2;                // PyTorch eager is timed in this many rounds at most
+  int torch_rounds = 2;                // PyTorch eager is timed this many times, after the rounds
   int pause_ms = 0;                    // BERT: idle before every run (see interleaved_medians)
   double peak_gflops = 0;              // measured, for "% of peak"
   // "key=value,...": the MatMul section also times ours with these MatMulParams changed

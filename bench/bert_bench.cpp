@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--pause-ms", o.pause_ms, "BERT: idle milliseconds before every run (a cold start: slower on this VM, oneDNN most)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--torch-rounds", o.torch_rounds, "PyTorch eager is timed in at most N of the rounds (it is slow)")
+  app.add_option("--torch-rounds", o.torch_rounds, "PyTorch eager is timed N times (at most --repeat), after the interleaved rounds")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--python", o.python, "the Python that has torch")->capture_default_str();
