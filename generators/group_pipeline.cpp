@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "fusion/ops/families.h"
+#include "fusion/planner/layout_chains.h"
 #include "generators/custom_algorithm.h"
 
 namespace gaf {
@@ -54,16 +56,31 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostS
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
     apply_fused_schedule(outputs, anchor, members, params);
   }
-  // Every caller (JIT kernels, the AOT plan runtime) passes buffers with mins 0; saying so lets
-  // Halide simplify tile coordinates (a packed B's panel index, matmul_schedule.h).
-  for (size_t j = 0; j < out_funcs_.size(); ++j)
-    for (size_t d = 0; d < outs_[computed_[j]].shape.size(); ++d)
-      out_funcs_[j].output_buffer().dim(static_cast<int>(d)).set_min(0);
+  for (size_t j = 0; j < out_funcs_.size(); ++j) {
+    Func f = out_funcs_[j];
+    constrain_dense(f.output_buffer(), outs_[computed_[j]].shape);
+  }
   pipeline_ = Pipeline(out_funcs_);
   if (source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
   if (std::getenv("GAF_PRINT_LOOP_NEST")) {  // schedule debugging: the loop nest Halide lowers
     std::fprintf(stderr, "loop nest of group g%d (%s):\n", grp.id, grp.signature.c_str());
     pipeline_.print_loop_nest();
+  }
+}
+
+// Every caller (JIT kernels: halide_buffers.h, the AOT plan runtime: plan_runner.cpp) passes
+// dense row-major buffers with mins 0 and the planned shape; saying so lets Halide fold the
+// strides into constants: tile coordinates simplify (a packed B's panel index,
+// matmul_schedule.h) and loads through layout ops are known to be dense or a fixed stride apart
+// (a staged K^T becomes vector loads and shuffles instead of one scalar load per lane).
+void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Shape& shape) {
+  if (shape_numel(shape) == 0) return;  // a zero-sized tensor: strides are meaningless
+  int64_t stride = 1;
+  const int rank = static_cast<int>(shape.size());
+  for (int d = 0; d < rank; ++d) {
+    const int64_t extent = shape[rank - 1 - d];
+    buf.dim(d).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
+    stride *= extent;
   }
 }
 
@@ -78,9 +95,11 @@ std::string GroupPipeline::param_name(size_t k) const {
 std::vector<Argument> GroupPipeline::arguments() {
   std::vector<Argument> args;
   for (size_t k = 0; k < params_.size(); ++k) {
-    if (!params_[k].defined())
+    if (!params_[k].defined()) {
       params_[k] = ImageParam(halide_type(in_descs_[k].dtype), static_cast<int>(in_descs_[k].shape.size()),
                               param_name(k));
+      constrain_dense(params_[k], in_descs_[k].shape);
+    }
     args.push_back(params_[k]);
   }
   return args;
@@ -110,8 +129,10 @@ void GroupPipeline::autoschedule_mullapudi(const std::vector<TensorFunc>& output
 // Group input k as a Func reading its ImageParam (created on first use).
 TensorFunc GroupPipeline::input(const Graph& g, const FusionGroup& grp, int k) {
   const Value& v = g.value(grp.inputs[k]);
-  if (!params_[k].defined())
+  if (!params_[k].defined()) {
     params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()), param_name(k));
+    constrain_dense(params_[k], v.type.shape());
+  }
   return TensorFunc{Func(params_[k]), v.type.dtype, v.type.shape()};
 }
 
@@ -124,9 +145,12 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
   for (size_t k = 0; k < grp.inputs.size(); ++k) input_index[grp.inputs[k]] = static_cast<int>(k);
   std::map<std::string, TensorFunc> env;  // values available as Funcs inside the group
   std::map<std::string, FuncDecision> decision_of;
+  std::set<std::string> moved;  // in-group values whose innermost axis a Transpose moved
   for (const FuncDecision& d : grp.decisions) decision_of[d.value] = d;
 
-  for (int idx : grp.nodes) {
+  const std::string anchor = grp.outputs.size() == 1 ? grp.outputs[0] : "";
+  for (size_t pos = 0; pos < grp.nodes.size(); ++pos) {
+    const int idx = grp.nodes[pos];
     const Node& n = g.nodes()[idx];
     const OpSchema& schema = reg.get(n);
     auto descs = std::make_unique<std::vector<TensorDesc>>(n.inputs.size());
@@ -169,7 +193,14 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
       for (int j = 0; j + 1 < rank; ++j)
         if (perm[j] == rank - 1) m.transpose_dim = rank - 1 - j;
     }
+    bool moves = m.transpose_dim > 0;  // and layout ops after it keep it moved
+    for (const std::string& in : n.inputs) moves = moves || (m.layout && moved.count(in));
+    if (moves)
+      for (const std::string& o : n.outputs) moved.insert(o);
     if (m.tiled_matmul) {
+      m.stage_a = !input_index.count(n.inputs[0]);  // computed by a member, not a group input
+      m.stage_b = n.inputs.size() > 1 && moved.count(n.inputs[1]);
+      if (!anchor.empty()) m.layout_run = static_cast<int>(layout_epilogue_run(g, grp.nodes, pos, anchor));
       m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));
       m.b_constant = n.inputs.size() > 1 && g.value(n.inputs[1]).constant.has_value();
     }

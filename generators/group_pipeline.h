@@ -43,6 +43,7 @@ class GroupPipeline {
   TensorFunc input(const Graph& g, const FusionGroup& grp, int k);
   std::vector<TensorFunc> compose_members(const Graph& g, const FusionGroup& grp,
                                           std::vector<MemberFuncs>& members);
+  static void constrain_dense(Halide::OutputImageParam buf, const Shape& shape);
   void autoschedule_mullapudi(const std::vector<TensorFunc>& outputs, const Halide::Target& target);
 
   std::vector<std::unique_ptr<InferContext>> infers_;

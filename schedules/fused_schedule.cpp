@@ -20,6 +20,19 @@ const Stage* accumulator_of(const MemberFuncs& m) {
   return nullptr;
 }
 
+// The MatMul's operand stages to stage (MemberFuncs::stage_a, stage_b).
+StagedOperands staged_operands(const MemberFuncs& m) {
+  std::vector<const Stage*> ops;  // a_op, then b_op (matmul.cpp)
+  for (const Stage& s : m.stages)
+    if (s.role == StageRole::Operand) ops.push_back(&s);
+  StagedOperands staged;
+  if (ops.size() == 2) {
+    if (m.stage_a) staged.a = ops[0];
+    if (m.stage_b) staged.b = ops[1];
+  }
+  return staged;
+}
+
 bool has_statistics(const std::vector<MemberFuncs>& members) {
   for (const MemberFuncs& m : members)
     for (const Stage& s : m.stages)
@@ -62,16 +75,23 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
       // of B, and the tiles' parallel panels read it once — measured at 12 layers, seq 128:
       // 1.18 ms per MatMul+LayerNorm group in row blocks (one per core) vs 1.09 ms with the
       // MatMul tiled at root and the LayerNorm rows after it.
-      tiled.anchor_rows = schedule_matmul_rows(*anchor, mm, *acc, p);
+      tiled.anchor_rows = schedule_matmul_rows(*anchor, mm, *acc, p, staged_operands(m));
       tiled.owners.insert(&m);
       continue;
     }
     const TensorFunc* carrier = &mm;
-    if (!output_named.count(mm.func.name()) && m.decisions[0].decision == ComputeDecision::ComputeAt &&
-        anchor && anchor->defined() && !tiled.funcs.count(anchor->func.name()) && !stats &&
-        same_trailing_dims(anchor->shape, mm.shape, 2))
-      carrier = anchor;
-    if (schedule_matmul_tiles(*carrier, *acc, p, m.b_panel)) {
+    const bool at_anchor = !output_named.count(mm.func.name()) &&
+                           m.decisions[0].decision == ComputeDecision::ComputeAt && anchor && anchor->defined() &&
+                           !tiled.funcs.count(anchor->func.name()) && !stats;
+    if (at_anchor && same_trailing_dims(anchor->shape, mm.shape, 2)) carrier = anchor;
+    // Tiles stored through a layout epilogue (probs x V back into [S, hidden]): no copy pass.
+    if (at_anchor && m.layout_run > 0 &&
+        schedule_matmul_tiles(*anchor, *acc, p, m.b_panel, staged_operands(m), m.layout_run)) {
+      tiled.funcs.insert(anchor->func.name());
+      tiled.owners.insert(&m);
+      continue;
+    }
+    if (schedule_matmul_tiles(*carrier, *acc, p, m.b_panel, staged_operands(m))) {
       tiled.funcs.insert(carrier->func.name());
       tiled.owners.insert(&m);
     }

@@ -29,6 +29,13 @@ struct MemberFuncs {
   // A Transpose that moves the input's innermost axis: the Halide dim (0 = innermost) of its
   // output that walks the input's stride-1 axis; 0 when there is none (innermost stays).
   int transpose_dim = 0;
+  // A tiled MatMul whose operands are computed in the group (a layout prologue,
+  // fusion/planner/layout_chains.h): A is staged densely per row block, and B when a Transpose
+  // in its prologue moves the innermost axis (matmul_schedule.h's StagedOperands).
+  bool stage_a = false, stage_b = false;
+  // A tiled MatMul whose output reaches the group's output only through layout ops that keep
+  // its rows (fusion/planner/layout_chains.h): the output carries tiles this many columns wide.
+  int layout_run = 0;
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to

@@ -91,14 +91,39 @@ void accumulate_per_panel(Func f, const Var& panel, const Stage& acc, const MatM
   u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(mi);
 }
 
+// The staged operands computed into dense buffers `at` a loop, where their regions are the
+// block that loop's tiles read (see StagedOperands). B in lanes x lanes tiles, vectorised along
+// n and unrolled along k, as schedule_transpose (its source is transposed); A row by row,
+// vectorised along k (its source rows are dense).
+void stage_operands(const StagedOperands& staged, const Placement& at, const HostScheduleParams& p) {
+  if (staged.b) {
+    Func f = staged.b->func;
+    std::vector<Var> a = f.args();
+    at.apply(f);
+    Var no(f.name() + "_no"), ko(f.name() + "_ko"), ni(f.name() + "_ni"), ki(f.name() + "_ki");
+    f.tile(a[0], a[1], no, ko, ni, ki, p.lanes, p.lanes, TailStrategy::GuardWithIf);
+    f.reorder(ni, ki, no, ko).vectorize(ni).unroll(ki);
+  }
+  if (staged.a) {
+    Func f = staged.a->func;
+    at.apply(f);
+    f.vectorize(f.args()[0], p.lanes, TailStrategy::GuardWithIf);
+  }
+}
+
 }  // namespace
 
-bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel) {
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel,
+                           StagedOperands staged, int layout_run) {
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return false;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
-  MatMulTile t = choose_matmul_tile(M, N, p);
+  MatMulTile t = choose_matmul_tile(M, layout_run > 0 ? layout_run : N, p);
   if (b_panel > 0) t.width = b_panel;  // the packing chose it from the same parameters
+  // Through a layout epilogue a tile must lie within one run (else its accumulator would span
+  // two MatMul rows) and start at a multiple of the width (the exact split below).
+  if (layout_run > 0 && (layout_run % t.width != 0 || N % t.width != 0)) return false;
+  const bool exact = b_panel > 0 || layout_run > 0;
 
   // Output tiles: ShiftInwards keeps every tile full-size (an edge tile overlaps its neighbour;
   // the output is pure so recomputing it is harmless), which keeps the accumulator's extent
@@ -110,7 +135,7 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   // the group pins output mins to 0), so a tile's column n = no * width + ni and the packed
   // index (n / width, k, n % width) simplifies to (no, k, ni): dense loads. ShiftInwards would
   // start a tile at min(no * width, N - width), which Halide cannot divide: gathers (4x slower).
-  f.split(a[0], no, ni, t.width, b_panel > 0 ? TailStrategy::RoundUp : TailStrategy::ShiftInwards);
+  f.split(a[0], no, ni, t.width, exact ? TailStrategy::RoundUp : TailStrategy::ShiftInwards);
   f.split(a[1], mo, mi, t.rows, TailStrategy::ShiftInwards);
   std::vector<VarOrRVar> order{ni, mi, mo, no};
   // Row blocks of A outside the N panels (see MatMulParams::a_block_bytes).
@@ -137,6 +162,8 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
 
   // k blocking: only for a short A (a tall one is row-blocked above) and K of 4 blocks or more
   // (see MatMulParams::k_block).
+  staged.a = nullptr;  // per panel it would be copied N / width times
+  stage_operands(staged, Placement::at(f, par), p);
   int kb = p.matmul.k_block;
   if (kb > 0 && !blocked && kc && *kc >= 4 * kb)
     accumulate_per_panel(f, par, acc, t, kb);
@@ -146,7 +173,7 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
 }
 
 Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, const Stage& acc,
-                               const HostScheduleParams& p) {
+                               const HostScheduleParams& p, StagedOperands staged) {
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || mm.func.args().size() != a.size() || acc.reduction.empty()) return Placement();
   const int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
@@ -164,6 +191,7 @@ Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, cons
   f.reorder(order);
   if (N >= t.lanes) f.vectorize(a[0], t.lanes, TailStrategy::GuardWithIf);
   Var par = fuse_parallel(f, mo, std::vector<Var>(a.begin() + 2, a.end()));
+  stage_operands(staged, Placement::at(f, par), p);
 
   // The block's MatMul output in register tiles, computed before the rows that read it.
   Func s = mm.func;

@@ -82,9 +82,26 @@ TEST(PlannerOnBert, StructureOfEveryLayer) {
       int mms = 0;
       for (int n : grp.nodes) mms += g.nodes()[n].op_type == "MatMul";
       EXPECT_EQ(mms, 1);
-      EXPECT_EQ(grp.outputs.size(), 3u) << "Q, K and V leave the group";
+      EXPECT_EQ(grp.outputs.size(), 1u) << "one wide Q|K|V output, never copied";
     }
   EXPECT_EQ(horizontal, 2);
+  // Q and K^T (Slice, Reshape, Transpose) are layout prologues of the scores group, V of the
+  // probs x V group, whose tiles are stored through its Transpose + Reshape back to [S, hidden].
+  for (const FusionGroup& grp : p.groups) {
+    int slices = 0, softmax = 0, mms = 0;
+    for (int n : grp.nodes) {
+      slices += g.nodes()[n].op_type == "Slice";
+      softmax += g.nodes()[n].op_type == "Softmax";
+      mms += g.nodes()[n].op_type == "MatMul";
+    }
+    if (slices == 0) continue;
+    EXPECT_EQ(mms, 1);
+    EXPECT_EQ(slices, softmax ? 2 : 1) << "Q and K into the scores, V into probs x V";
+    EXPECT_EQ(grp.outputs.size(), 1u);
+    for (const FuncDecision& d : grp.decisions)
+      if (g.nodes()[g.value(d.value).producer].op_type == "MatMul")
+        EXPECT_EQ(d.decision, ComputeDecision::ComputeAt) << d.value << ": " << d.reason;
+  }
   EXPECT_EQ(p.rewrites.size(), 2u);
   int ln_groups = 0;
   std::set<int> mm_groups;

@@ -135,6 +135,50 @@ TEST(BatchedMatMul, AttentionScoresWithSoftmaxAtOddSizes) {
   }
 }
 
+TEST(LayoutChains, AttentionThroughWideQkvAtOddSizes) {
+  // BERT's self-attention at odd sizes: the horizontal rewrite's wide Q|K|V output read by the
+  // scores group through Slice/Reshape/Transpose prologues (K^T and Q staged per block) and by
+  // probs x V, whose tiles are stored through Transpose + Reshape back to [S, H * D] (D = 24 is
+  // no tile width's multiple: the tiles fall back to the MatMul's own output). S below one tile.
+  // At S 20, D 5 the scores outweigh Q|K|V and keeping the wide output live through attention
+  // would raise the predicted peak memory (GAF-NF003): the prologues are refused.
+  struct Case {
+    int64_t S, H, D;
+    bool prologues;
+  };
+  for (Case c : {Case{19, 3, 16, true}, Case{45, 2, 64, true}, Case{3, 2, 24, true}, Case{20, 3, 5, false}}) {
+    SCOPED_TRACE("S" + std::to_string(c.S) + " H" + std::to_string(c.H) + " D" + std::to_string(c.D));
+    const int64_t hd = c.H * c.D;
+    GraphBuilder b("attn");
+    auto x = b.input("x", DType::Float32, {1, c.S, hd});
+    auto m = b.input("m", DType::Float32, {1, 1, 1, c.S});
+    auto heads = [&](const char* w, uint32_t seed, std::vector<int64_t> perm) {
+      auto p = b.add(b.matmul(x, b.weight(std::string(w) + "_w", random({hd, hd}, seed))),
+                     b.weight(std::string(w) + "_b", random({hd}, seed + 1)));
+      return b.transpose(b.reshape(p, {0, 0, c.H, c.D}), perm);
+    };
+    auto q = heads("q", 40, {0, 2, 1, 3}), kt = heads("k", 42, {0, 2, 3, 1}), v = heads("v", 44, {0, 2, 1, 3});
+    auto scores = b.add(b.div(b.matmul(q, kt), b.scalar(std::sqrt(static_cast<float>(c.D)))), m);
+    auto ctx = b.matmul(b.softmax(scores, -1), v);
+    b.output(b.reshape(b.transpose(ctx, {0, 2, 1, 3}), {0, 0, hd}), "ctx");
+    Graph g = gaf::testing::prepared(b.finish());
+    Graph planned = g;
+    FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
+    int with_slices = 0;
+    for (const FusionGroup& grp : plan.groups)
+      for (int n : grp.nodes)
+        if (planned.nodes()[n].op_type == "Slice") {
+          ++with_slices;
+          break;
+        }
+    std::string refusals;
+    for (const RefusedMerge& r : plan.refused) refusals += "\n" + r.message;
+    if (c.prologues) EXPECT_EQ(with_slices, 2) << "Q and K^T into the scores group, V into probs x V" << refusals;
+    expect_schedules_match(std::move(g), {{"x", random({1, c.S, hd}, 46)}, {"m", random({1, 1, 1, c.S}, 47)}},
+                           matmul_tol(hd), 3);
+  }
+}
+
 // x[B, M, K] @ W + bias + residual, then LayerNorm over the last axis — decomposed as PyTorch
 // exports it, or the LayerNormalization op — as one matmul_layernorm group. With `w_is_input`,
 // W is an activation (not a weight): the MatMul is tiled inside LayerNorm's row blocks.

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "fusion/planner/layout_chains.h"
+
 namespace gaf {
 
 int64_t value_bytes(const Graph& g, const std::string& value) {
@@ -83,6 +85,11 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
       } else if (is_map_class(cls)) {
         d.decision = ComputeDecision::Inline;
         d.reason = std::string(op_class_name(cls)) + ": computed where it is read";
+      } else if (cls == OpClass::MatMul && !anchor.empty() && !layout_after.empty() &&
+                 layout_epilogue_run(v.graph(), nodes, pos, anchor) > 0) {
+        d.decision = ComputeDecision::ComputeAt;
+        d.at = anchor + "@tile";
+        d.reason = "accumulator computed per tile of the output, stored through the layout ops after it";
       } else if (!layout_after.empty()) {
         d.decision = ComputeDecision::Root;
         d.reason = "layout op '" + layout_after + "' lies between it and the output, so output rows are not its rows";

@@ -82,11 +82,11 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
     }
     std::string base = g.nodes()[branches[0].matmul].name + "/horizontal";
     std::string w = g.fresh_name(base + "_weight"), bias = g.fresh_name(base + "_bias"),
-                sp = g.fresh_name(base + "_splits"), mm = g.fresh_name(base + "_mm"),
-                add = g.fresh_name(base + "_add");
+                mm = g.fresh_name(base + "_mm"), add = g.fresh_name(base + "_add"),
+                axes = g.fresh_name(base + "_axes");
     g.add_initializer(w, concat_columns(ws));
     g.add_initializer(bias, concat_columns(bs));
-    g.add_initializer(sp, Tensor::from_values(DType::Int64, {static_cast<int64_t>(splits.size())}, splits));
+    g.add_initializer(axes, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{-1}));
     add_untyped_value(g, mm);
     add_untyped_value(g, add);
     added.push_back(Node{base + "/MatMul", "MatMul", {}, {a, w}, {mm}});
@@ -96,10 +96,17 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
         (*replaced)[base + "/MatMul"].push_back(g.nodes()[b.matmul].name);
         (*replaced)[base + "/Add"].push_back(g.nodes()[b.add].name);
       }
-    Node split{base + "/Split", "Split", {}, {add, sp}, {}};
-    split.attrs.set("axis", int64_t{-1});
-    for (const Branch& b : branches) split.outputs.push_back(b.out);
-    added.push_back(split);
+    // One Slice per branch rather than one Split: each slice can then join its own consumer's
+    // group (a layout prologue read straight from the wide output), so no copy is made.
+    int64_t off = 0;
+    for (size_t i = 0; i < branches.size(); ++i) {
+      std::string starts = g.fresh_name(base + "_starts"), ends = g.fresh_name(base + "_ends");
+      g.add_initializer(starts, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{off}));
+      g.add_initializer(ends, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{off + splits[i]}));
+      added.push_back(Node{base + "/Slice_" + std::to_string(i), "Slice", {}, {add, starts, ends, axes},
+                           {branches[i].out}});
+      off += splits[i];
+    }
     int64_t wide = 0;
     for (int64_t n : splits) wide += n;
     done.push_back("Rewrote horizontal MatMul: " + names + " read the same input and run as one " +
@@ -112,12 +119,22 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
 
 namespace {
 
+// The Add's output is read by two or more Slices and nothing else: a rewritten wide MatMul.
+bool read_by_slices(const GraphView& v, int node, const PatternMatch&) {
+  const std::string& out = v.node(node).outputs[0];
+  const std::vector<int>& readers = v.consumers(out);
+  if (readers.size() < 2 || v.is_graph_output(out)) return false;
+  for (int r : readers)
+    if (v.node(r).op_type != "Slice") return false;
+  return true;
+}
+
 class HorizontalMatMulRule : public PatternRule {
  public:
-  // Above the MatMul-epilogue rule: the wide MatMul's bias belongs with its Split.
+  // Above the MatMul-epilogue rule: the wide MatMul and its bias, read by the branches' Slices.
   HorizontalMatMulRule()
       : PatternRule("horizontal_matmul", FusionKind::HorizontalMatMul, rule_priority::kMatMulEpilogue + 10,
-                    Pattern("MatMul") >> Pattern("Add").with_const() >> Pattern("Split")) {}
+                    Pattern("MatMul") >> Pattern("Add").with_const().where(read_by_slices)) {}
   void rewrite(Graph& g, const std::function<bool(const Node&)>& skipped, RewriteLog& log) const override {
     for (std::string& line : fuse_horizontal_matmuls(g, skipped, &log.source_nodes)) log.applied.push_back(std::move(line));
   }

@@ -1,8 +1,9 @@
 // Horizontal MatMul fusion (built-in rule 4): sibling MatMuls that read the same activation with
 // constant [K, N_i] weights and a constant bias (Q, K and V of attention) become one wide MatMul:
 // the weights and biases are concatenated once, here, at load (the originals are dropped, so
-// memory does not grow) and a Split hands each consumer its slice. The "horizontal_matmul" rule
-// then groups the wide MatMul, its bias and the Split.
+// memory does not grow) and one Slice per branch hands each consumer its columns. The
+// "horizontal_matmul" rule then groups the wide MatMul and its bias; each Slice (a layout op)
+// joins the group that reads it, so the wide output is written once and never copied.
 #pragma once
 
 #include <functional>

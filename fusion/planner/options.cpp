@@ -73,7 +73,7 @@ const char* reason_meaning(const std::string& code) {
       {reason::kClasses, "op classes cannot fuse this way (only elementwise/layout work fuses into another "
                          "group's prologue or epilogue)"},
       {reason::kDuplicateWork, "would recompute expensive work (an elementwise producer inside a MatMul's "
-                               "reduction loop)"},
+                               "reduction loop, or a layout op that breaks the operand's rows into scattered runs)"},
       {reason::kShapes, "a computed value is broadcast by its consumer; inlined it would be recomputed per "
                         "output element"},
       {reason::kGroupSize, "group too large (--max-group-size)"},

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fusion/planner/group_info.h"
+#include "fusion/planner/layout_chains.h"
 #include "fusion/planner/peak_memory.h"
 
 namespace gaf {
@@ -73,12 +74,16 @@ class Planner {
 
   void refuse(const std::string& code, const std::string& msg, const std::string& rule,
               const std::set<int>& nodes) {
-    std::string key = code + "|" + msg;
-    if (!refused_keys_.insert(key).second) return;
-    if (tracing()) spdlog::debug("planner: refused {} [{}] {}", code, rule, msg);
     RefusedMerge r{code, msg, rule, {}};
     for (int n : nodes) r.nodes.push_back(v_.node(n).name);
-    refused_.push_back(r);
+    // One refusal per reason and edge: a pair refused again after its groups grew (the next
+    // generic wave) keeps the latest message, which names the groups as they ended.
+    std::string key = code + "|" + rule;
+    for (const std::string& n : r.nodes) key += "|" + n;
+    if (tracing()) spdlog::debug("planner: refused {} [{}] {}", code, rule, msg);
+    auto [it, fresh] = refused_index_.emplace(key, refused_.size());
+    if (fresh) refused_.push_back(r);
+    else refused_[it->second].message = msg;
   }
 
   std::set<int> succ_groups(int gi) const {
@@ -283,10 +288,13 @@ class Planner {
         for (const std::string& o : v_.node(n).outputs)
           for (int k : v_.consumers(o)) {
             if (group_of_[k] != c) continue;
-            if (v_.op_class(k) == OpClass::MatMul)
-              return {reason::kDuplicateWork,
-                      "'" + v_.node(n).name + "' would be recomputed inside MatMul '" +
-                          v_.node(k).name + "''s reduction loop"};
+            if (v_.op_class(k) == OpClass::MatMul) {
+              // Layout work is index arithmetic on the operand read (layout_chains.h); the
+              // broadcast check below does not apply to an operand.
+              std::string why = layout_prologue_refusal(v_, groups_[p].nodes, k);
+              if (!why.empty()) return {reason::kDuplicateWork, why};
+              continue;
+            }
             if (!v_.node(k).outputs.empty() && !v_.node(k).outputs[0].empty() &&
                 value_bytes(o) < value_bytes(v_.node(k).outputs[0]) &&
                 g_.value(o).type.dtype == g_.value(v_.node(k).outputs[0]).type.dtype)
@@ -348,6 +356,11 @@ class Planner {
         return a.distance < b.distance;
       });
       for (const Candidate& cd : cands) {
+        // Launch-only merges wait for a wave in which nothing saving bytes merged: a chain
+        // merged just now may still join its consumer (a Slice of the wide QKV output, then its
+        // Reshape, into the attention MatMul that reads it), which the launch-only merge of the
+        // Slice into its producer would pre-empt.
+        if (cd.bytes_saved <= 0 && changed) break;
         if (!groups_[cd.producer].alive || !groups_[cd.consumer].alive) continue;
         if (groups_[cd.producer].sealed || groups_[cd.consumer].sealed) {
           if (tracing())
@@ -443,7 +456,7 @@ class Planner {
   std::vector<WorkGroup> groups_;
   std::vector<int> group_of_;
   std::vector<RefusedMerge> refused_;
-  std::set<std::string> refused_keys_;
+  std::map<std::string, size_t> refused_index_;  // reason|rule|nodes -> index in refused_
   PeakMemoryModel memory_;
   std::map<int, int64_t> internal_;  // group index -> internal root bytes
   int64_t peak_ = 0;                 // predicted peak of the current grouping

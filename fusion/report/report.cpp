@@ -1,5 +1,6 @@
 #include "fusion/report/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -22,12 +23,20 @@ bool has_op(const Graph& g, const FusionGroup& grp, std::initializer_list<const 
   return false;
 }
 
+// The MatMuls a horizontal group replaced: the Slices reading its output (horizontal.h).
+size_t horizontal_branches(const Graph& g, const FusionGroup& grp) {
+  size_t n = 0;
+  for (const std::string& out : grp.outputs)
+    for (const Node& node : g.nodes())
+      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == out) ++n;
+  return std::max<size_t>(n, 1);
+}
+
 }  // namespace
 
 std::string group_label(const Graph& g, const FusionGroup& grp) {
   const Node& first = g.nodes()[grp.nodes.front()];
-  if (grp.kind == FusionKind::HorizontalMatMul) return "MatMul x" + std::to_string(
-      [&] { for (int n : grp.nodes) if (g.nodes()[n].op_type == "Split") return g.nodes()[n].outputs.size(); return size_t{1}; }()) + " (horizontal)";
+  if (grp.kind == FusionKind::HorizontalMatMul) return "MatMul x" + std::to_string(horizontal_branches(g, grp)) + " (horizontal)";
   if (grp.kind == FusionKind::MatMulEpilogue) {
     std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
     if (has_op(g, grp, {"Softmax"})) s += "+Softmax";

@@ -1,0 +1,107 @@
+#include "fusion/planner/layout_chains.h"
+
+#include <numeric>
+
+
+namespace gaf {
+
+namespace {
+
+Shape shape_of(const GraphView& v, const std::string& value) { return v.graph().value(value).type.shape(); }
+
+bool reshape_like(const std::string& op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+}
+
+bool moves_innermost(const Graph& g, const Node& n) {
+  const int64_t rank = static_cast<int64_t>(g.value(n.inputs[0]).type.dims.size());
+  std::vector<int64_t> perm = n.attrs.get_ints("perm", {});
+  if (perm.empty()) return rank > 1;  // the default perm reverses the axes
+  return perm.back() != rank - 1 && perm.back() != -1;
+}
+
+bool unit_steps(const GraphView& v, const Node& n) {
+  if (n.inputs.size() < 5 || n.inputs[4].empty()) return true;
+  const Tensor* steps = v.constant(n.inputs[4]);
+  if (!steps) return false;
+  for (int64_t s : steps->to_int_vector())
+    if (s != 1) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& chain, int matmul) {
+  bool into_b = false;
+  for (int n : chain)
+    for (const std::string& o : v.node(n).outputs)
+      into_b = into_b || (v.node(matmul).inputs.size() > 1 && v.node(matmul).inputs[1] == o);
+  for (int n : chain) {
+    const Node& node = v.node(n);
+    const std::string why = "'" + node.name + "' would be recomputed inside MatMul '" + v.node(matmul).name +
+                            "''s reduction loop";
+    const std::string& op = node.op_type;
+    if (op == "Transpose") {
+      if (moves_innermost(v.graph(), node) && !into_b) return why + " (it moves the innermost axis of A)";
+    } else if (op == "Slice") {
+      if (!unit_steps(v, node)) return why + " (a strided Slice)";
+    } else if (reshape_like(op)) {
+      const Shape in = shape_of(v, node.inputs[0]), out = shape_of(v, node.outputs[0]);
+      if (!in.empty() && !out.empty() && out.back() != 0 && in.back() % out.back() != 0)
+        return why + " (its rows join " + std::to_string(in.back()) + "-element runs of its input)";
+    } else {
+      return why;
+    }
+  }
+  return "";
+}
+
+}  // namespace gaf
+
+namespace gaf {
+
+int64_t layout_epilogue_run(const Graph& g, const std::vector<int>& nodes, size_t pos, const std::string& output) {
+  const Node& mm = g.nodes()[nodes[pos]];
+  if (mm.outputs.empty() || pos + 1 >= nodes.size()) return 0;
+  std::string value = mm.outputs[0];
+  Shape shape = g.value(value).type.shape();
+  if (shape.size() < 2) return 0;
+  int row = static_cast<int>(shape.size()) - 2;  // the axis that walks the MatMul's rows
+  int64_t run = shape.back();
+  for (size_t q = pos + 1; q < nodes.size(); ++q) {
+    const Node& n = g.nodes()[nodes[q]];
+    if (n.inputs.empty() || n.inputs[0] != value || n.outputs.size() != 1) return 0;
+    const Shape out = g.value(n.outputs[0]).type.shape();
+    if (n.op_type == "Transpose") {
+      if (moves_innermost(g, n)) return 0;
+      std::vector<int64_t> perm = n.attrs.get_ints("perm", {});
+      int to = -1;
+      for (size_t j = 0; j < perm.size(); ++j)
+        if (perm[j] == row) to = static_cast<int>(j);
+      if (to < 0) return 0;
+      row = to;
+    } else if (reshape_like(n.op_type)) {
+      // The row axis survives when some output axis has its extent and the same number of
+      // elements after it (row-major: then it is the same axis).
+      auto after = [](const Shape& s, size_t a) {
+        int64_t p = 1;
+        for (size_t i = a + 1; i < s.size(); ++i) p *= s[i];
+        return p;
+      };
+      int to = -1;
+      for (size_t j = 0; j < out.size() && to < 0; ++j)
+        if (out[j] == shape[row] && after(out, j) == after(shape, row)) to = static_cast<int>(j);
+      if (to < 0 || out.empty()) return 0;
+      row = to;
+      run = std::gcd(run, out.back());
+    } else {
+      return 0;
+    }
+    value = n.outputs[0];
+    shape = out;
+  }
+  if (value != output || row != static_cast<int>(shape.size()) - 2) return 0;
+  return run;
+}
+
+}  // namespace gaf
