@@ -146,6 +146,7 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
   std::map<std::string, TensorFunc> env;  // values available as Funcs inside the group
   std::map<std::string, FuncDecision> decision_of;
   std::set<std::string> moved;  // in-group values whose innermost axis a Transpose moved
+  std::map<std::string, int> member_of;  // in-group value -> index of the member producing it
   for (const FuncDecision& d : grp.decisions) decision_of[d.value] = d;
 
   const std::string anchor = grp.outputs.size() == 1 ? grp.outputs[0] : "";
@@ -199,6 +200,8 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
       for (const std::string& o : n.outputs) moved.insert(o);
     if (m.tiled_matmul) {
       m.stage_a = !input_index.count(n.inputs[0]);  // computed by a member, not a group input
+      auto a = member_of.find(n.inputs[0]);
+      if (a != member_of.end()) m.a_member = a->second;
       m.stage_b = n.inputs.size() > 1 && moved.count(n.inputs[1]);
       if (!anchor.empty()) m.layout_run = static_cast<int>(layout_epilogue_run(g, grp.nodes, pos, anchor));
       m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));
@@ -208,7 +211,10 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
       m.outputs.push_back(b.outputs()[o]);
       auto d = decision_of.find(n.outputs[o]);
       m.decisions.push_back(d != decision_of.end() ? d->second : FuncDecision{});
-      if (!n.outputs[o].empty()) env[n.outputs[o]] = b.outputs()[o];
+      if (!n.outputs[o].empty()) {
+        env[n.outputs[o]] = b.outputs()[o];
+        member_of[n.outputs[o]] = static_cast<int>(members.size());
+      }
     }
     members.push_back(std::move(m));
   }

@@ -52,13 +52,49 @@ struct Tiles {
   std::set<std::string> funcs;             // Funcs scheduled as MatMul tiles
   std::set<const MemberFuncs*> owners;     // members whose output and accumulator those cover
   std::optional<Placement> anchor_rows;    // the anchor's row loop, when a MatMul is tiled inside it
+  const MemberFuncs* probs = nullptr;      // attention whole: the Softmax member, computed per block
+  Placement probs_rows;                    // its row loop, where its statistics go
 };
+
+// Attention whole (rule `attention`): probs x V carried by the anchor (directly or through a
+// layout epilogue), its A the Softmax of the scores MatMul. Schedules it with
+// schedule_attention and returns true; false (nothing scheduled) when the group is not that.
+bool tile_attention(const TensorFunc* anchor, const std::vector<MemberFuncs>& members, const HostScheduleParams& p,
+                    Tiles& tiled) {
+  if (!anchor || !anchor->defined()) return false;
+  for (const MemberFuncs& pv : members) {
+    const Stage* pv_acc = accumulator_of(pv);
+    if (!pv.tiled_matmul || !pv_acc || pv.a_member < 0 || pv.decisions[0].decision != ComputeDecision::ComputeAt)
+      continue;
+    if (pv.layout_run == 0 && !same_trailing_dims(anchor->shape, pv.outputs[0].shape, 2)) continue;
+    const MemberFuncs& sm = members[pv.a_member];  // the Softmax
+    if (!has_statistics({sm}) || sm.outputs.empty() || !sm.outputs[0].defined()) continue;
+    for (const MemberFuncs& mm : members) {
+      const Stage* mm_acc = accumulator_of(mm);
+      if (&mm == &pv || !mm.tiled_matmul || !mm_acc || mm.b_constant ||
+          mm.decisions[0].decision != ComputeDecision::ComputeAt ||
+          !same_trailing_dims(sm.outputs[0].shape, mm.outputs[0].shape, 2))
+        continue;
+      std::optional<Placement> rows = schedule_attention(*anchor, *pv_acc, pv.layout_run, staged_operands(pv),
+                                                         sm.outputs[0], mm.outputs[0], *mm_acc, staged_operands(mm), p);
+      if (!rows) return false;
+      tiled.funcs.insert(anchor->func.name());
+      tiled.owners.insert(&pv);
+      tiled.owners.insert(&mm);
+      tiled.probs = &sm;
+      tiled.probs_rows = *rows;
+      return true;
+    }
+  }
+  return false;
+}
 
 Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
                                                       const TensorFunc* anchor,
                                                       const std::vector<MemberFuncs>& members,
                                                       const HostScheduleParams& p) {
   Tiles tiled;
+  if (tile_attention(anchor, members, p, tiled)) return tiled;
   std::map<std::string, const TensorFunc*> output_named;
   for (const TensorFunc& t : outputs)
     if (t.defined()) output_named[t.func.name()] = &t;
@@ -127,9 +163,19 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
   }
   Placement anchor_row;
   if (anchor && anchor->defined() && row_of.count(anchor->func.name())) anchor_row = row_of[anchor->func.name()];
+  // The A of a MatMul tiled on its own output at root (attention when its block schedule does
+  // not apply) is read there, outside the anchor's rows: it is computed at root too.
+  std::set<const MemberFuncs*> read_at_root;
+  for (const MemberFuncs* m : tiled.owners)
+    if (m->a_member >= 0 && tiled.funcs.count(m->outputs[0].func.name())) read_at_root.insert(&members[m->a_member]);
 
   for (const MemberFuncs& m : members) {
     if (tiled.owners.count(&m)) continue;  // output and accumulator scheduled by the tiles
+    if (&m == tiled.probs) {  // computed per attention block; its statistics per row of it
+      for (const Stage& s : m.stages)
+        if (s.role == StageRole::Statistic) schedule_statistic(s, tiled.probs_rows, p);
+      continue;
+    }
     // Where this member's stages go: with its compute_at output, or in its own row loop.
     Placement stage_at;
     for (size_t k = 0; k < m.outputs.size(); ++k) {
@@ -149,6 +195,10 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           if (f.has_update_definition()) f.compute_root();  // Halide cannot inline updates
           break;
         case ComputeDecision::ComputeAt:
+          if (read_at_root.count(&m)) {
+            stage_at = schedule_rows(t, p);
+            break;
+          }
           anchor_row.apply(f);
           stage_at = anchor_row;
           break;

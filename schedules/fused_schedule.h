@@ -36,6 +36,7 @@ struct MemberFuncs {
   // A tiled MatMul whose output reaches the group's output only through layout ops that keep
   // its rows (fusion/planner/layout_chains.h): the output carries tiles this many columns wide.
   int layout_run = 0;
+  int a_member = -1;  // a MatMul: the index of the member whose output is its A (-1: a group input)
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to

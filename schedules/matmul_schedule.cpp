@@ -1,6 +1,7 @@
 #include "schedules/matmul_schedule.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace gaf {
 
@@ -113,31 +114,52 @@ void stage_operands(const StagedOperands& staged, const Placement& at, const Hos
 
 }  // namespace
 
-bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel,
-                           StagedOperands staged, int layout_run) {
+namespace {
+
+// `out` split into register tiles (see schedule_matmul_tiles), computed at root; with
+// `block_tiles` > 0 the row tiles are grouped in blocks of that many inside each parallel
+// iteration (attention's row blocks, `rb`).
+struct OutputTiles {
+  Func f;
+  Var par, mo, rb;
+  MatMulTile t;
+  bool blocked = false;  // A row blocks outside the panels (MatMulParams::a_block_bytes)
+};
+
+std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
+                                       int b_panel, int layout_run, int block_tiles) {
   std::vector<Var> a = out.func.args();
-  if (a.size() < 2 || acc.reduction.empty()) return false;
+  if (a.size() < 2 || acc.reduction.empty()) return std::nullopt;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
   MatMulTile t = choose_matmul_tile(M, layout_run > 0 ? layout_run : N, p);
   if (b_panel > 0) t.width = b_panel;  // the packing chose it from the same parameters
   // Through a layout epilogue a tile must lie within one run (else its accumulator would span
   // two MatMul rows) and start at a multiple of the width (the exact split below).
-  if (layout_run > 0 && (layout_run % t.width != 0 || N % t.width != 0)) return false;
+  if (layout_run > 0 && (layout_run % t.width != 0 || N % t.width != 0)) return std::nullopt;
   const bool exact = b_panel > 0 || layout_run > 0;
 
   // Output tiles: ShiftInwards keeps every tile full-size (an edge tile overlaps its neighbour;
   // the output is pure so recomputing it is harmless), which keeps the accumulator's extent
   // constant so it can live in registers.
-  Func f = out.func;
-  Var no(f.name() + "_no"), mo(f.name() + "_mo"), ni(f.name() + "_ni"), mi(f.name() + "_mi");
+  OutputTiles o;
+  o.t = t;
+  Func f = o.f = out.func;
+  Var no(f.name() + "_no"), ni(f.name() + "_ni"), mi(f.name() + "_mi");
+  o.mo = Var(f.name() + "_mo");
+  o.rb = Var(f.name() + "_rb");
   f.compute_root();
   // With packed B the columns split exactly into panels (N is a multiple of the panel width and
   // the group pins output mins to 0), so a tile's column n = no * width + ni and the packed
   // index (n / width, k, n % width) simplifies to (no, k, ni): dense loads. ShiftInwards would
   // start a tile at min(no * width, N - width), which Halide cannot divide: gathers (4x slower).
   f.split(a[0], no, ni, t.width, exact ? TailStrategy::RoundUp : TailStrategy::ShiftInwards);
-  f.split(a[1], mo, mi, t.rows, TailStrategy::ShiftInwards);
-  std::vector<VarOrRVar> order{ni, mi, mo, no};
+  f.split(a[1], o.mo, mi, t.rows, TailStrategy::ShiftInwards);
+  std::vector<VarOrRVar> order{ni, mi, o.mo};
+  if (block_tiles > 0) {
+    f.split(o.mo, o.rb, o.mo, block_tiles, TailStrategy::GuardWithIf);
+    order.emplace_back(o.rb);
+  }
+  order.emplace_back(no);
   // Row blocks of A outside the N panels (see MatMulParams::a_block_bytes).
   const int64_t* kc = as_const_int(acc.reduction[0].extent());
   int64_t tiles_per_block = 0;
@@ -147,29 +169,88 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   // Only a tall A (more than 4 blocks' worth, e.g. batch 8 x seq 128) is blocked: a short one
   // stays in cache across the panels anyway, and blocking would re-read B once per block.
   int64_t a_bytes = kc ? M * *kc * 4 : 0;
-  bool blocked = tiles_per_block > 0 && M > tiles_per_block * t.rows && a_bytes > 4 * p.matmul.a_block_bytes;
-  if (blocked) {
-    f.split(mo, mb, mo, static_cast<int>(tiles_per_block), TailStrategy::GuardWithIf);
+  o.blocked = block_tiles == 0 && tiles_per_block > 0 && M > tiles_per_block * t.rows &&
+              a_bytes > 4 * p.matmul.a_block_bytes;
+  if (o.blocked) {
+    f.split(o.mo, mb, o.mo, static_cast<int>(tiles_per_block), TailStrategy::GuardWithIf);
     order.emplace_back(mb);
   }
   for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
   f.reorder(order);
   f.vectorize(ni, t.lanes).unroll(ni).unroll(mi);
   std::vector<Var> outer;
-  if (blocked) outer.push_back(mb);
+  if (o.blocked) outer.push_back(mb);
   outer.insert(outer.end(), a.begin() + 2, a.end());
-  Var par = fuse_parallel(f, no, outer);
+  o.par = fuse_parallel(f, no, outer);
+  return o;
+}
 
+}  // namespace
+
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel,
+                           StagedOperands staged, int layout_run) {
+  std::optional<OutputTiles> o = tile_output(out, acc, p, b_panel, layout_run, 0);
+  if (!o) return false;
+  staged.a = nullptr;  // per panel it would be copied N / width times
+  stage_operands(staged, Placement::at(o->f, o->par), p);
   // k blocking: only for a short A (a tall one is row-blocked above) and K of 4 blocks or more
   // (see MatMulParams::k_block).
-  staged.a = nullptr;  // per panel it would be copied N / width times
-  stage_operands(staged, Placement::at(f, par), p);
+  const int64_t* kc = as_const_int(acc.reduction[0].extent());
   int kb = p.matmul.k_block;
-  if (kb > 0 && !blocked && kc && *kc >= 4 * kb)
-    accumulate_per_panel(f, par, acc, t, kb);
+  if (kb > 0 && !o->blocked && kc && *kc >= 4 * kb)
+    accumulate_per_panel(o->f, o->par, acc, o->t, kb);
   else
-    accumulate_per_tile(Placement::at(f, mo), acc, t, p);
+    accumulate_per_tile(Placement::at(o->f, o->mo), acc, o->t, p);
   return true;
+}
+
+namespace {
+
+// `mm` (a MatMul's output, args (n, row, ...)) in register tiles computed `at` a loop whose
+// region is `rows` rows of it, each tile's accumulator `acc` per tile.
+void tiles_at(const Placement& at, const TensorFunc& mm, const Stage& acc, int64_t rows, const HostScheduleParams& p) {
+  const MatMulTile t = choose_matmul_tile(rows, mm.shape.back(), p);
+  Func s = mm.func;
+  std::vector<Var> sa = s.args();
+  Var no(s.name() + "_no"), so(s.name() + "_mo"), ni(s.name() + "_ni"), si(s.name() + "_mi");
+  at.apply(s);
+  MatMulTile inner = t;
+  inner.rows = std::min<int>(t.rows, static_cast<int>(rows));
+  s.tile(sa[0], sa[1], no, so, ni, si, t.width, inner.rows, TailStrategy::ShiftInwards);
+  s.reorder(ni, si, so, no).vectorize(ni, t.lanes).unroll(ni).unroll(si);
+  accumulate_per_tile(Placement::at(s, so), acc, inner, p);
+}
+
+}  // namespace
+
+std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& pv_acc, int layout_run,
+                                            StagedOperands pv_staged, const TensorFunc& probs, const TensorFunc& mm,
+                                            const Stage& mm_acc, StagedOperands mm_staged,
+                                            const HostScheduleParams& p) {
+  std::vector<Var> pa = probs.func.args();
+  if (pa.size() < 2 || mm.func.args().size() != pa.size()) return std::nullopt;
+  const int64_t S = probs.shape.back(), M = probs.shape[probs.shape.size() - 2];
+  // One block per head: all M rows. (Smaller blocks would need Halide's bounds to follow a
+  // block of probs x V's flattened rows (head * M + m) back through `row % M` into the
+  // probabilities, which they do not: every block would compute the whole head's scores.)
+  const MatMulTile pv_tile = choose_matmul_tile(M, layout_run > 0 ? layout_run : out.shape.back(), p);
+  const int block_tiles = static_cast<int>((M + pv_tile.rows - 1) / pv_tile.rows);
+  std::optional<OutputTiles> o = tile_output(out, pv_acc, p, 0, layout_run, block_tiles);
+  if (!o) return std::nullopt;
+  pv_staged.a = nullptr;  // A is the block's probabilities, already dense
+  stage_operands(pv_staged, Placement::at(o->f, o->par), p);
+  accumulate_per_tile(Placement::at(o->f, o->mo), pv_acc, o->t, p);
+
+  // The block's probabilities, then inside them the block's scores in register tiles.
+  Func f = probs.func;
+  f.compute_at(o->f, o->rb);
+  if (S >= p.lanes) f.vectorize(pa[0], p.lanes, TailStrategy::GuardWithIf);
+  const int64_t block_rows = std::min<int64_t>(M, static_cast<int64_t>(block_tiles) * pv_tile.rows);
+  tiles_at(Placement::at(f, Var::outermost()), mm, mm_acc, block_rows, p);
+  StagedOperands per_head{nullptr, mm_staged.b}, per_block{mm_staged.a, nullptr};
+  stage_operands(per_head, Placement::at(o->f, o->par), p);  // K^T once per head
+  stage_operands(per_block, Placement::at(f, Var::outermost()), p);
+  return Placement::at(f, pa[1]);
 }
 
 Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, const Stage& acc,
@@ -194,15 +275,7 @@ Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, cons
   stage_operands(staged, Placement::at(f, par), p);
 
   // The block's MatMul output in register tiles, computed before the rows that read it.
-  Func s = mm.func;
-  std::vector<Var> sa = s.args();
-  Var no(s.name() + "_no"), so(s.name() + "_mo"), ni(s.name() + "_ni"), si(s.name() + "_mi");
-  s.compute_at(f, par);
-  s.tile(sa[0], sa[1], no, so, ni, si, t.width, std::min<int>(t.rows, static_cast<int>(block)), TailStrategy::ShiftInwards);
-  s.reorder(ni, si, so, no).vectorize(ni, t.lanes).unroll(ni).unroll(si);
-  MatMulTile inner = t;
-  inner.rows = std::min<int>(t.rows, static_cast<int>(block));
-  accumulate_per_tile(Placement::at(s, so), acc, inner, p);
+  tiles_at(Placement::at(f, par), mm, acc, block, p);
   return Placement::at(f, mi);
 }
 

@@ -3,6 +3,8 @@
 // in registers and each output element is stored once.
 #pragma once
 
+#include <optional>
+
 #include "fusion/ops/op_builder.h"
 #include "schedules/host_params.h"
 #include "schedules/matmul_tile.h"
@@ -40,5 +42,17 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
 // are computed once per parallel row block.
 Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, const Stage& acc,
                                const HostScheduleParams& p, StagedOperands staged = {});
+
+// Attention whole (rule `attention`): probs x V (`pv_acc`) tiled on `out` — its output, or
+// through a layout epilogue `layout_run` wide — with the row tiles in blocks inside each head's
+// parallel iteration; per block, `probs` (the Softmax output, [..., M, S]) is computed first,
+// with the scores MatMul `mm` in register tiles inside it, so neither scores nor
+// probabilities leave the cache. `mm_staged.b` (K^T) is staged once per head, `mm_staged.a` (Q)
+// per block. Returns probs' row loop, where the Softmax statistics go; nullopt (nothing
+// scheduled) when the tiles cannot be carried by `out`.
+std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& pv_acc, int layout_run,
+                                            StagedOperands pv_staged, const TensorFunc& probs, const TensorFunc& mm,
+                                            const Stage& mm_acc, StagedOperands mm_staged,
+                                            const HostScheduleParams& p);
 
 }  // namespace gaf

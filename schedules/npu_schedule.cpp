@@ -167,6 +167,11 @@ class NpuScheduler {
     }
     bool stats = false;
     for (const MemberFuncs& m : members_) stats = stats || stage_of(m, StageRole::Statistic);
+    // A MatMul reading row statistics' results as A (attention's probs x V): the normalised rows
+    // go through GM, one buffer whose tiles hold whole rows, as when the groups were separate.
+    for (const MemberFuncs& m : members_)
+      if (m.tiled_matmul && m.a_member >= 0 && stage_of(members_[m.a_member], StageRole::Statistic))
+        materialise(members_[m.a_member].outputs[0].func.name());
     // The MatMuls tiled on the cube, and the buffer whose tiles carry each (fused_schedule.h's rule).
     for (const MemberFuncs& m : members_) {
       if (!m.tiled_matmul || !stage_of(m, StageRole::Accumulator) || !m.outputs[0].defined()) continue;

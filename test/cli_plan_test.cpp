@@ -30,9 +30,8 @@ TEST(CliPlan, LogLinesJsonAndDot) {
     norm += g["kind"] == "matmul_epilogue" && g["label"] == "MatMul+LayerNorm" && g["rule"] == "matmul_layernorm";
   }
   EXPECT_EQ(norm, 2);  // each LayerNorm with the projection and residual before it
-  // Totals count fusions (groups of 2+ ops): scores+Softmax, probs x V, FFN1+GELU, the two
-  // projections+LayerNorm.
-  EXPECT_EQ(j["totals"]["matmul_epilogue"]["count"], 5);
+  // Totals count fusions (groups of 2+ ops): attention, FFN1+GELU, the two projections+LayerNorm.
+  EXPECT_EQ(j["totals"]["matmul_epilogue"]["count"], 4);
   EXPECT_FALSE(j["totals"].contains("normalization"));
   std::string dot = slurp(dir + "/plan.dot");
   EXPECT_NE(dot.find("subgraph cluster_g"), std::string::npos);

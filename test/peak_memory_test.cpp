@@ -135,7 +135,7 @@ TEST(PeakMemory, BertMergesAreNotRefused) {
   off.check_peak_memory = false;
   FusionPlan q = plan_fusion_rewriting(without, off, RuleRegistry::builtin());
   for (const RefusedMerge& r : p.refused) EXPECT_NE(r.code, reason::kPeakMemory) << r.message;
-  EXPECT_EQ(p.groups.size(), 7u) << "the mask, then Q/K/V, scores+Softmax, probs x V, out proj+LN, FFN1, FFN2+LN";
+  EXPECT_EQ(p.groups.size(), 6u) << "the mask, then Q/K/V, attention, out proj+LN, FFN1, FFN2+LN";
   ASSERT_EQ(p.groups.size(), q.groups.size());
   for (size_t i = 0; i < p.groups.size(); ++i) EXPECT_EQ(p.groups[i].nodes, q.groups[i].nodes);
   // Fusion lowers BERT's predicted peak (fewer stored intermediates).

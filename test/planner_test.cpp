@@ -85,8 +85,8 @@ TEST(PlannerOnBert, StructureOfEveryLayer) {
       EXPECT_EQ(grp.outputs.size(), 1u) << "one wide Q|K|V output, never copied";
     }
   EXPECT_EQ(horizontal, 2);
-  // Q and K^T (Slice, Reshape, Transpose) are layout prologues of the scores group, V of the
-  // probs x V group, whose tiles are stored through its Transpose + Reshape back to [S, hidden].
+  // Attention whole is one group: Q, K^T and V (Slice, Reshape, Transpose) are its layout
+  // prologues, probs x V's tiles are stored through its Transpose + Reshape back to [S, hidden].
   for (const FusionGroup& grp : p.groups) {
     int slices = 0, softmax = 0, mms = 0;
     for (int n : grp.nodes) {
@@ -95,8 +95,10 @@ TEST(PlannerOnBert, StructureOfEveryLayer) {
       mms += g.nodes()[n].op_type == "MatMul";
     }
     if (slices == 0) continue;
-    EXPECT_EQ(mms, 1);
-    EXPECT_EQ(slices, softmax ? 2 : 1) << "Q and K into the scores, V into probs x V";
+    EXPECT_EQ(grp.rule, "attention+generic");
+    EXPECT_EQ(mms, 2);
+    EXPECT_EQ(softmax, 1);
+    EXPECT_EQ(slices, 3) << "Q, K and V";
     EXPECT_EQ(grp.outputs.size(), 1u);
     for (const FuncDecision& d : grp.decisions)
       if (g.nodes()[g.value(d.value).producer].op_type == "MatMul")

@@ -100,12 +100,17 @@ void add_matmul(OpRegistry& r) {
     int nb = static_cast<int>(sh.batch.size());
     // Batch indices of a flattened row (row = batch_flat * M + m), right-aligned to `shape`'s
     // batch dims with size-1 dims read at 0.
+    // The outermost batch dim of extent > 1 takes the rest without a modulo (the dims before it
+    // are 1 and read at 0): BERT's [1, heads] batch then gives head = row / M, which Halide's
+    // bounds can follow into a block of rows (a modulo would make every block span all heads).
+    int first_wide = 0;
+    while (first_wide < nb - 1 && sh.batch[first_wide] == 1) ++first_wide;
     auto batch_idx = [&](const Expr& row, const Shape& shape) {
       std::vector<Expr> full(nb);
       Expr rest = row / static_cast<int>(sh.M);
       for (int d = nb - 1; d >= 0; --d) {
         int ext = static_cast<int>(sh.batch[d]);
-        full[d] = d == 0 ? rest : rest % ext;
+        full[d] = d <= first_wide ? rest : rest % ext;
         rest = rest / ext;
       }
       int own = static_cast<int>(shape.size()) - 2;

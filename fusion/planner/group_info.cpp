@@ -66,15 +66,32 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
                                            const std::vector<std::string>& outputs) {
   std::vector<FuncDecision> decisions;
   const std::string anchor = outputs.size() == 1 ? outputs[0] : "";
+  // The layout epilogue of the MatMul that ends the group (probs x V's Transpose + Reshape): it
+  // keeps that MatMul's rows, so members feeding its A rows keep theirs too.
+  std::set<int> row_keeping_layout;
+  for (size_t pos = 0; pos < nodes.size() && !anchor.empty(); ++pos)
+    if (v.op_class(nodes[pos]) == OpClass::MatMul && layout_epilogue_run(v.graph(), nodes, pos, anchor) > 0)
+      row_keeping_layout.insert(nodes.begin() + pos + 1, nodes.end());
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
     int n = nodes[pos];
     const Node& node = v.node(n);
     OpClass cls = v.op_class(n);
-    // A layout op after this member means an output row is not a row of this member (Halide's
-    // bounds are boxes: a Transpose would make one output row need many of its rows).
+    // A layout op downstream of this member means an output row is not a row of this member
+    // (Halide's bounds are boxes: a Transpose would make one output row need many of its rows);
+    // so does reaching a MatMul as its B. Layout ops elsewhere in the group (another operand's
+    // prologue) and a row-keeping layout epilogue do not count.
     std::string layout_after;
-    for (size_t q = pos + 1; q < nodes.size() && layout_after.empty(); ++q)
-      if (v.op_class(nodes[q]) == OpClass::Injective) layout_after = v.node(nodes[q]).name;
+    std::set<std::string> downstream(node.outputs.begin(), node.outputs.end());
+    for (size_t q = pos + 1; q < nodes.size() && layout_after.empty(); ++q) {
+      const Node& later = v.node(nodes[q]);
+      bool reads = false;
+      for (const std::string& in : later.inputs) reads = reads || downstream.count(in);
+      if (!reads) continue;
+      const bool as_b_only = v.op_class(nodes[q]) == OpClass::MatMul && !downstream.count(later.inputs[0]);
+      downstream.insert(later.outputs.begin(), later.outputs.end());
+      if ((v.op_class(nodes[q]) == OpClass::Injective && !row_keeping_layout.count(nodes[q])) || as_b_only)
+        layout_after = later.name;
+    }
     for (const std::string& o : node.outputs) {
       if (o.empty()) continue;
       FuncDecision d;

@@ -27,6 +27,7 @@ RuleRegistry RuleRegistry::builtin() {
   r.add(make_batchnorm_fold_rule());
   r.add(make_horizontal_matmul_rule());
   r.add(make_matmul_epilogue_rule());
+  r.add(make_attention_rule());
   r.add(make_attention_scores_rule());
   r.add(make_matmul_layernorm_rule());
   r.add(make_elementwise_chain_rule());

@@ -10,6 +10,7 @@ namespace gaf {
 std::shared_ptr<const FusionRule> make_elementwise_chain_rule();     // rules_elementwise.cpp
 std::shared_ptr<const FusionRule> make_matmul_epilogue_rule();       // rules_matmul_epilogue.cpp
 std::shared_ptr<const FusionRule> make_attention_scores_rule();      // rules_matmul_epilogue.cpp
+std::shared_ptr<const FusionRule> make_attention_rule();             // rules_matmul_epilogue.cpp
 std::shared_ptr<const FusionRule> make_matmul_layernorm_rule();      // rules_matmul_epilogue.cpp
 std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule();  // rules_normalization.cpp
 std::shared_ptr<const FusionRule> make_layernorm_moments_rule();

@@ -45,6 +45,23 @@ std::shared_ptr<const FusionRule> make_attention_scores_rule() {
                                        rule_priority::kNormalization + 50, p);
 }
 
+std::shared_ptr<const FusionRule> make_attention_rule() {
+  // Attention whole: the scores rule's chain, then probs x V with the probabilities as A. Fused,
+  // each head's rows are computed in blocks — scores, Softmax, then the block's probs x V — so
+  // neither scores nor probabilities are written (BERT at seq 512: 12.6 MB per layer).
+  Pattern mm = Pattern("MatMul");
+  Pattern scale = Pattern("Mul").with_const() | Pattern("Div").with_const();
+  Pattern mask = Pattern("Add");
+  Pattern softmax = Pattern("Softmax").where(softmax_over_last_axis());
+  Pattern pv = Pattern("MatMul").where([](const GraphView& g, int node, const PatternMatch& so_far) {
+    return g.node(node).inputs[0] == g.node(so_far.nodes.back()).outputs[0];  // probabilities as A
+  });
+  Pattern p = (mm >> scale >> mask >> softmax >> pv) | (mm >> scale >> softmax >> pv) |
+              (mm >> mask >> softmax >> pv) | (mm >> softmax >> pv);
+  return std::make_shared<PatternRule>("attention", FusionKind::MatMulEpilogue,
+                                       rule_priority::kNormalization + 60, p);
+}
+
 std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() {
   // A projection, its bias and residual, then LayerNorm over the rows it produces (BERT's
   // attention output and FFN2). Fused, each row block of the MatMul is normalised while it is

@@ -38,6 +38,7 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
   const Node& first = g.nodes()[grp.nodes.front()];
   if (grp.kind == FusionKind::HorizontalMatMul) return "MatMul x" + std::to_string(horizontal_branches(g, grp)) + " (horizontal)";
   if (grp.kind == FusionKind::MatMulEpilogue) {
+    if (grp.rule.rfind("attention", 0) == 0 && grp.rule.rfind("attention_scores", 0) != 0) return "Attention";
     std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
     if (has_op(g, grp, {"Softmax"})) s += "+Softmax";
     else if (grp.rule == "matmul_layernorm") s += "+LayerNorm";
