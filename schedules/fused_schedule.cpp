@@ -33,10 +33,15 @@ StagedOperands staged_operands(const MemberFuncs& m) {
   return staged;
 }
 
+bool has_statistic(const MemberFuncs& m) {
+  for (const Stage& s : m.stages)
+    if (s.role == StageRole::Statistic) return true;
+  return false;
+}
+
 bool has_statistics(const std::vector<MemberFuncs>& members) {
   for (const MemberFuncs& m : members)
-    for (const Stage& s : m.stages)
-      if (s.role == StageRole::Statistic) return true;
+    if (has_statistic(m)) return true;
   return false;
 }
 
@@ -68,7 +73,7 @@ bool tile_attention(const TensorFunc* anchor, const std::vector<MemberFuncs>& me
       continue;
     if (pv.layout_run == 0 && !same_trailing_dims(anchor->shape, pv.outputs[0].shape, 2)) continue;
     const MemberFuncs& sm = members[pv.a_member];  // the Softmax
-    if (!has_statistics({sm}) || sm.outputs.empty() || !sm.outputs[0].defined()) continue;
+    if (!has_statistic(sm) || sm.outputs.empty() || !sm.outputs[0].defined()) continue;
     for (const MemberFuncs& mm : members) {
       const Stage* mm_acc = accumulator_of(mm);
       if (&mm == &pv || !mm.tiled_matmul || !mm_acc || mm.b_constant ||
