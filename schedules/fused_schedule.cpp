@@ -61,26 +61,28 @@ struct Tiles {
   Placement probs_rows;                    // its row loop, where its statistics go
 };
 
-// Attention whole (rule `attention`): probs x V carried by the anchor (directly or through a
-// layout epilogue), its A the Softmax of the scores MatMul. Schedules it with
-// schedule_attention and returns true; false (nothing scheduled) when the group is not that.
+// Attention whole (rule `attention`): probs x V is the anchor or carried by it through a layout
+// epilogue, its A the Softmax of the group's other MatMul (the scores, same shape). Schedules it
+// with schedule_attention and returns true; false (nothing scheduled) when the group is not that.
 bool tile_attention(const TensorFunc* anchor, const std::vector<MemberFuncs>& members, const HostScheduleParams& p,
                     Tiles& tiled) {
   if (!anchor || !anchor->defined()) return false;
+  int matmuls = 0;
+  for (const MemberFuncs& m : members) matmuls += m.tiled_matmul;
+  if (matmuls != 2) return false;
   for (const MemberFuncs& pv : members) {
     const Stage* pv_acc = accumulator_of(pv);
-    if (!pv.tiled_matmul || !pv_acc || pv.a_member < 0 || pv.decisions[0].decision != ComputeDecision::ComputeAt)
-      continue;
-    if (pv.layout_run == 0 && !same_trailing_dims(anchor->shape, pv.outputs[0].shape, 2)) continue;
+    if (!pv.tiled_matmul || !pv_acc || pv.a_member < 0 || !pv.outputs[0].defined()) continue;
+    const bool is_anchor = pv.outputs[0].func.name() == anchor->func.name();
+    if (!is_anchor && (pv.decisions[0].decision != ComputeDecision::ComputeAt || pv.layout_run == 0)) continue;
     const MemberFuncs& sm = members[pv.a_member];  // the Softmax
     if (!has_statistic(sm) || sm.outputs.empty() || !sm.outputs[0].defined()) continue;
     for (const MemberFuncs& mm : members) {
       const Stage* mm_acc = accumulator_of(mm);
-      if (&mm == &pv || !mm.tiled_matmul || !mm_acc || mm.b_constant ||
-          mm.decisions[0].decision != ComputeDecision::ComputeAt ||
-          !same_trailing_dims(sm.outputs[0].shape, mm.outputs[0].shape, 2))
+      if (&mm == &pv || !mm.tiled_matmul || !mm_acc || mm.b_constant || !mm.outputs[0].defined() ||
+          mm.decisions[0].decision != ComputeDecision::ComputeAt || sm.outputs[0].shape != mm.outputs[0].shape)
         continue;
-      std::optional<Placement> rows = schedule_attention(*anchor, *pv_acc, pv.layout_run, staged_operands(pv),
+      std::optional<Placement> rows = schedule_attention(*anchor, *pv_acc, is_anchor ? 0 : pv.layout_run, staged_operands(pv),
                                                          sm.outputs[0], mm.outputs[0], *mm_acc, staged_operands(mm), p);
       if (!rows) return false;
       tiled.funcs.insert(anchor->func.name());
@@ -104,12 +106,18 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
   for (const TensorFunc& t : outputs)
     if (t.defined()) output_named[t.func.name()] = &t;
   bool stats = has_statistics(members);
+  // The rows path computes the anchor in row blocks: not when the anchor is itself a tiled
+  // MatMul's output (a MatMul reading the normalised rows, scheduled by its own tiles).
+  bool anchor_is_matmul = false;
+  for (const MemberFuncs& m : members)
+    anchor_is_matmul = anchor_is_matmul || (m.tiled_matmul && anchor && anchor->defined() && !m.outputs.empty() &&
+                                            m.outputs[0].defined() && m.outputs[0].func.name() == anchor->func.name());
   for (const MemberFuncs& m : members) {
     const Stage* acc = accumulator_of(m);
     if (!m.tiled_matmul || !acc || m.outputs.empty() || !m.outputs[0].defined()) continue;
     const TensorFunc& mm = m.outputs[0];
     if (stats && !output_named.count(mm.func.name()) && m.decisions[0].decision == ComputeDecision::ComputeAt &&
-        !m.b_constant && anchor && anchor->defined() && !tiled.anchor_rows &&
+        !m.b_constant && anchor && anchor->defined() && !tiled.anchor_rows && !anchor_is_matmul &&
         same_trailing_dims(anchor->shape, mm.shape, 2)) {
       // Rows of the MatMul normalised whole (scores + Softmax): tiles inside the anchor's row
       // blocks. Not with weights as B (projection + LayerNorm): every row block would stream all

@@ -118,7 +118,8 @@ namespace {
 
 // `out` split into register tiles (see schedule_matmul_tiles), computed at root; with
 // `block_tiles` > 0 the row tiles are grouped in blocks of that many inside each parallel
-// iteration (attention's row blocks, `rb`).
+// iteration (attention's row blocks, `rb`), and the column tiles of one run (a head: `run`
+// columns) go inside the block, so what a block computes first serves all of them.
 struct OutputTiles {
   Func f;
   Var par, mo, rb;
@@ -128,6 +129,7 @@ struct OutputTiles {
 
 std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
                                        int b_panel, int layout_run, int block_tiles) {
+  const Var no(out.func.name() + "_no");
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return std::nullopt;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
@@ -144,7 +146,7 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   OutputTiles o;
   o.t = t;
   Func f = o.f = out.func;
-  Var no(f.name() + "_no"), ni(f.name() + "_ni"), mi(f.name() + "_mi");
+  Var ni(f.name() + "_ni"), mi(f.name() + "_mi"), nh(f.name() + "_nh"), nw(f.name() + "_nw");
   o.mo = Var(f.name() + "_mo");
   o.rb = Var(f.name() + "_rb");
   f.compute_root();
@@ -155,11 +157,17 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   f.split(a[0], no, ni, t.width, exact ? TailStrategy::RoundUp : TailStrategy::ShiftInwards);
   f.split(a[1], o.mo, mi, t.rows, TailStrategy::ShiftInwards);
   std::vector<VarOrRVar> order{ni, mi, o.mo};
+  Var panels = no;  // the column loop outside the rows: all column tiles, or one per run
   if (block_tiles > 0) {
+    const int64_t run = layout_run > 0 ? layout_run : N;
+    const int per_run = static_cast<int>((run + t.width - 1) / t.width);  // exact with a layout run
     f.split(o.mo, o.rb, o.mo, block_tiles, TailStrategy::GuardWithIf);
+    f.split(no, nh, nw, per_run, TailStrategy::RoundUp);
+    order.emplace_back(nw);
     order.emplace_back(o.rb);
+    panels = nh;
   }
-  order.emplace_back(no);
+  order.emplace_back(panels);
   // Row blocks of A outside the N panels (see MatMulParams::a_block_bytes).
   const int64_t* kc = as_const_int(acc.reduction[0].extent());
   int64_t tiles_per_block = 0;
@@ -181,7 +189,7 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   std::vector<Var> outer;
   if (o.blocked) outer.push_back(mb);
   outer.insert(outer.end(), a.begin() + 2, a.end());
-  o.par = fuse_parallel(f, no, outer);
+  o.par = fuse_parallel(f, panels, outer);
   return o;
 }
 

@@ -255,7 +255,7 @@ class NpuScheduler {
 
   // A shared MatMul is materialised with as much of its epilogue as every reader shares: from its
   // output up a chain of inlined elementwise Funcs of the same shape, each the only reader of
-  // the one before (Q/K/V's bias Add before the Split).
+  // the one before (the wide Q|K|V's bias Add before the Slices that read it).
   std::string epilogue_end(const std::string& mm) const {
     std::string end = mm;
     for (;;) {

@@ -182,11 +182,14 @@ TEST(LayoutChains, AttentionThroughWideQkvAtOddSizes) {
 
 TEST(BatchedMatMul, AttentionWholeAtOddSizes) {
   // The attention rule on graph inputs (no layout ops): Q K^T, scale, mask, Softmax, probs x V
-  // in one group, computed per head block; S and D odd, S below one tile, D below one vector.
+  // in one group, computed per head; S and D odd, S below one tile, D below one vector, S == D
+  // (the scores' and the output's trailing dims alike), D wider than one tile (128: two column
+  // tiles per head inside the head's block).
   struct Case {
     int64_t H, S, D;
   };
-  for (Case c : {Case{3, 19, 5}, Case{2, 3, 24}, Case{2, 45, 16}, Case{1, 130, 64}}) {
+  for (Case c : {Case{3, 19, 5}, Case{2, 3, 24}, Case{2, 45, 16}, Case{1, 130, 64}, Case{2, 16, 16},
+                 Case{2, 20, 128}}) {
     SCOPED_TRACE("H" + std::to_string(c.H) + " S" + std::to_string(c.S) + " D" + std::to_string(c.D));
     GraphBuilder b("attn_whole");
     auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});

@@ -89,8 +89,10 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
       if (!reads) continue;
       const bool as_b_only = v.op_class(nodes[q]) == OpClass::MatMul && !downstream.count(later.inputs[0]);
       downstream.insert(later.outputs.begin(), later.outputs.end());
-      if ((v.op_class(nodes[q]) == OpClass::Injective && !row_keeping_layout.count(nodes[q])) || as_b_only)
-        layout_after = later.name;
+      if (v.op_class(nodes[q]) == OpClass::Injective && !row_keeping_layout.count(nodes[q]))
+        layout_after = "layout op '" + later.name + "' lies between it and the output";
+      else if (as_b_only)
+        layout_after = "MatMul '" + later.name + "' reads it as B";
     }
     for (const std::string& o : node.outputs) {
       if (o.empty()) continue;
@@ -102,14 +104,13 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
       } else if (is_map_class(cls)) {
         d.decision = ComputeDecision::Inline;
         d.reason = std::string(op_class_name(cls)) + ": computed where it is read";
-      } else if (cls == OpClass::MatMul && !anchor.empty() && !layout_after.empty() &&
-                 layout_epilogue_run(v.graph(), nodes, pos, anchor) > 0) {
+      } else if (cls == OpClass::MatMul && !anchor.empty() && layout_epilogue_run(v.graph(), nodes, pos, anchor) > 0) {
         d.decision = ComputeDecision::ComputeAt;
         d.at = anchor + "@tile";
         d.reason = "accumulator computed per tile of the output, stored through the layout ops after it";
       } else if (!layout_after.empty()) {
         d.decision = ComputeDecision::Root;
-        d.reason = "layout op '" + layout_after + "' lies between it and the output, so output rows are not its rows";
+        d.reason = layout_after + ", so output rows are not its rows";
       } else if (!anchor.empty()) {
         d.decision = ComputeDecision::ComputeAt;
         d.at = anchor + "@row";

@@ -63,6 +63,9 @@ namespace gaf {
 int64_t layout_epilogue_run(const Graph& g, const std::vector<int>& nodes, size_t pos, const std::string& output) {
   const Node& mm = g.nodes()[nodes[pos]];
   if (mm.outputs.empty() || pos + 1 >= nodes.size()) return 0;
+  // A 1-D operand squeezes an axis away: the output's last two axes are then not (rows, columns).
+  for (size_t i = 0; i < 2 && i < mm.inputs.size(); ++i)
+    if (g.value(mm.inputs[i]).type.dims.size() < 2) return 0;
   std::string value = mm.outputs[0];
   Shape shape = g.value(value).type.shape();
   if (shape.size() < 2) return 0;

@@ -80,6 +80,7 @@ class Planner {
     // generic wave) keeps the latest message, which names the groups as they ended.
     std::string key = code + "|" + rule;
     for (const std::string& n : r.nodes) key += "|" + n;
+    if (rule != "generic") key += "|" + msg;  // a rule's match: one refusal per reason given
     if (tracing()) spdlog::debug("planner: refused {} [{}] {}", code, rule, msg);
     auto [it, fresh] = refused_index_.emplace(key, refused_.size());
     if (fresh) refused_.push_back(r);
@@ -341,6 +342,7 @@ class Planner {
   void generic_grouping() {
     for (bool changed = true; changed;) {
       changed = false;
+      bool saved_bytes = false;  // a merge saving bytes happened in this wave
       std::vector<Candidate> cands;
       std::set<std::pair<int, int>> seen;
       for (size_t p = 0; p < groups_.size(); ++p) {
@@ -360,7 +362,7 @@ class Planner {
         // merged just now may still join its consumer (a Slice of the wide QKV output, then its
         // Reshape, into the attention MatMul that reads it), which the launch-only merge of the
         // Slice into its producer would pre-empt.
-        if (cd.bytes_saved <= 0 && changed) break;
+        if (cd.bytes_saved <= 0 && saved_bytes) break;
         if (!groups_[cd.producer].alive || !groups_[cd.consumer].alive) continue;
         if (groups_[cd.producer].sealed || groups_[cd.consumer].sealed) {
           if (tracing())
@@ -420,6 +422,7 @@ class Planner {
                         cd.bytes_saved, fusion_kind_name(kind), rule);
         merge({cd.producer, cd.consumer}, kind, rule);
         changed = true;
+        saved_bytes = saved_bytes || cd.bytes_saved > 0;
       }
     }
   }
@@ -446,7 +449,14 @@ class Planner {
         spdlog::debug("planner: g{} ({}): '{}' is {}{} - {}", fg.id, fusion_kind_name(fg.kind), d.value,
                       compute_decision_name(d.decision), d.at.empty() ? "" : " " + d.at, d.reason);
     }
-    plan.refused = refused_;
+    // A generic refusal whose edge a later wave merged after all (its groups grew) is stale.
+    std::map<std::string, int> group_by_name;
+    for (int i = 0; i < v_.num_nodes(); ++i) group_by_name[v_.node(i).name] = plan.group_of_node[i];
+    for (const RefusedMerge& r : refused_) {
+      bool merged = r.rule == "generic" && r.nodes.size() >= 2;
+      for (const std::string& n : r.nodes) merged = merged && group_by_name[n] == group_by_name[r.nodes[0]];
+      if (!merged) plan.refused.push_back(r);
+    }
     return plan;
   }
 

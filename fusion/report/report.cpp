@@ -23,12 +23,15 @@ bool has_op(const Graph& g, const FusionGroup& grp, std::initializer_list<const 
   return false;
 }
 
-// The MatMuls a horizontal group replaced: the Slices reading its output (horizontal.h).
+// The MatMuls a horizontal group replaced: the Slices reading its bias Add (horizontal.h),
+// wherever they were grouped.
 size_t horizontal_branches(const Graph& g, const FusionGroup& grp) {
   size_t n = 0;
-  for (const std::string& out : grp.outputs)
+  for (int i : grp.nodes) {
+    if (g.nodes()[i].op_type != "Add") continue;
     for (const Node& node : g.nodes())
-      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == out) ++n;
+      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == g.nodes()[i].outputs[0]) ++n;
+  }
   return std::max<size_t>(n, 1);
 }
 
@@ -38,7 +41,7 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
   const Node& first = g.nodes()[grp.nodes.front()];
   if (grp.kind == FusionKind::HorizontalMatMul) return "MatMul x" + std::to_string(horizontal_branches(g, grp)) + " (horizontal)";
   if (grp.kind == FusionKind::MatMulEpilogue) {
-    if (grp.rule.rfind("attention", 0) == 0 && grp.rule.rfind("attention_scores", 0) != 0) return "Attention";
+    if (grp.rule == "attention" || grp.rule == "attention+generic") return "Attention";
     std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
     if (has_op(g, grp, {"Softmax"})) s += "+Softmax";
     else if (grp.rule == "matmul_layernorm") s += "+LayerNorm";
