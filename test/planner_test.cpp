@@ -184,6 +184,39 @@ TEST(PlannerOnOnnx, ExpandedNormsBecomeOneNormGroup) {
   }
 }
 
+TEST(PlannerLegality, LayoutPrologueAdmitsOnlyLayoutWorkIntoAMatMulOperand) {
+  // x -> Relu -> Reshape (splits rows) -> MatMul A; y -> Transpose (moves the innermost axis)
+  // -> Reshape -> MatMul A. The Reshapes may join the MatMul as operand prologues; the Relu
+  // (recomputed per k step) and the A-side Transpose (a gather per k step) may not, whichever
+  // merges first — also not through the Reshape that joined the MatMul before them (the Relu and
+  // Transpose outputs are graph outputs too, so merging them saves no bytes and waits until the
+  // Reshapes have joined their MatMuls).
+  GraphBuilder b("prologue");
+  auto x = b.input("x", DType::Float32, {4, 48});
+  auto r = b.relu(x);
+  auto m1 = b.matmul(b.reshape(r, {4, 6, 8}), b.weight("w1", filled({8, 5}, 0.1f)));
+  auto y = b.input("y", DType::Float32, {8, 24});
+  auto t = b.transpose(y, {1, 0});
+  auto m2 = b.matmul(b.reshape(t, {24, 8}), b.weight("w2", filled({8, 5}, 0.1f)));
+  b.output(m1, "o1");
+  b.output(m2, "o2");
+  b.output(r, "r");
+  b.output(t, "t");
+  Graph g = prepared(b.finish());
+  FusionPlan p = plan_fusion(g, {}, RuleRegistry::builtin());
+  for (const FusionGroup& grp : p.groups) {
+    bool mm = false, relu = false, transpose = false;
+    for (int n : grp.nodes) {
+      mm = mm || g.nodes()[n].op_type == "MatMul";
+      relu = relu || g.nodes()[n].op_type == "Relu";
+      transpose = transpose || g.nodes()[n].op_type == "Transpose";
+    }
+    EXPECT_FALSE(mm && relu) << "an elementwise op inside a MatMul's operand read";
+    EXPECT_FALSE(mm && transpose) << "an innermost-moving Transpose inside A's read";
+  }
+  EXPECT_TRUE(has_code(p, reason::kDuplicateWork));
+}
+
 TEST(PlannerLegality, CycleIsRefusedWithReasonCode) {
   // r = relu(x); m = r @ W; y = r + m: fusing {Relu, Add} would need MatMul both before and after.
   GraphBuilder b("cyc");

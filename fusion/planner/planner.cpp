@@ -277,6 +277,30 @@ class Planner {
     return s;
   }
 
+  // `k`, in group c, reads group p's output. When k is a MatMul, or a layout node of c from
+  // which c's layout nodes lead to a MatMul, that operand's in-group chain — p's nodes and those
+  // layout nodes — must be a valid layout prologue (layout_chains.h): checking p alone would let
+  // a Transpose or an elementwise op reach the MatMul through a Reshape that joined it first.
+  std::string prologue_refusal(int p, int c, int k) const {
+    std::set<int> chain = groups_[p].nodes, seen;
+    std::vector<int> todo{k};
+    while (!todo.empty()) {
+      const int x = todo.back();
+      todo.pop_back();
+      if (group_of_[x] != c || !seen.insert(x).second) continue;
+      if (v_.op_class(x) == OpClass::MatMul) {
+        std::string why = layout_prologue_refusal(v_, chain, x);
+        if (!why.empty()) return why;
+        continue;
+      }
+      if (v_.op_class(x) != OpClass::Injective) continue;
+      chain.insert(x);
+      for (const std::string& o : v_.node(x).outputs)
+        for (int y : v_.consumers(o)) todo.push_back(y);
+    }
+    return "";
+  }
+
   // Op-class legality of a generic producer->consumer merge; empty code = allowed.
   std::pair<std::string, std::string> class_check(int p, int c) const {
     std::set<int> both = groups_[p].nodes;
@@ -289,12 +313,12 @@ class Planner {
         for (const std::string& o : v_.node(n).outputs)
           for (int k : v_.consumers(o)) {
             if (group_of_[k] != c) continue;
-            if (v_.op_class(k) == OpClass::MatMul) {
+            if (v_.op_class(k) == OpClass::MatMul || v_.op_class(k) == OpClass::Injective) {
               // Layout work is index arithmetic on the operand read (layout_chains.h); the
               // broadcast check below does not apply to an operand.
-              std::string why = layout_prologue_refusal(v_, groups_[p].nodes, k);
+              std::string why = prologue_refusal(p, c, k);
               if (!why.empty()) return {reason::kDuplicateWork, why};
-              continue;
+              if (v_.op_class(k) == OpClass::MatMul) continue;
             }
             if (!v_.node(k).outputs.empty() && !v_.node(k).outputs[0].empty() &&
                 value_bytes(o) < value_bytes(v_.node(k).outputs[0]) &&
