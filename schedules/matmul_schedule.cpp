@@ -98,12 +98,8 @@ void accumulate_per_panel(Func f, const Var& panel, const Stage& acc, const MatM
 // vectorised along k (its source rows are dense).
 void stage_operands(const StagedOperands& staged, const Placement& at, const HostScheduleParams& p) {
   if (staged.b) {
-    Func f = staged.b->func;
-    std::vector<Var> a = f.args();
-    at.apply(f);
-    Var no(f.name() + "_no"), ko(f.name() + "_ko"), ni(f.name() + "_ni"), ki(f.name() + "_ki");
-    f.tile(a[0], a[1], no, ko, ni, ki, p.lanes, p.lanes, TailStrategy::GuardWithIf);
-    f.reorder(ni, ki, no, ko).vectorize(ni).unroll(ki);
+    at.apply(staged.b->func);
+    transpose_tiles(staged.b->func, 1, p.lanes);  // (n, k): k walks the source's innermost axis
   }
   if (staged.a) {
     Func f = staged.a->func;
@@ -111,10 +107,6 @@ void stage_operands(const StagedOperands& staged, const Placement& at, const Hos
     f.vectorize(f.args()[0], p.lanes, TailStrategy::GuardWithIf);
   }
 }
-
-}  // namespace
-
-namespace {
 
 // `out` split into register tiles (see schedule_matmul_tiles), computed at root; with
 // `block_tiles` > 0 the row tiles are grouped in blocks of that many inside each parallel
@@ -193,6 +185,21 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   return o;
 }
 
+// `mm` (a MatMul's output, args (n, row, ...)) in register tiles computed `at` a loop whose
+// region is `rows` rows of it, each tile's accumulator `acc` per tile.
+void tiles_at(const Placement& at, const TensorFunc& mm, const Stage& acc, int64_t rows, const HostScheduleParams& p) {
+  const MatMulTile t = choose_matmul_tile(rows, mm.shape.back(), p);
+  Func s = mm.func;
+  std::vector<Var> sa = s.args();
+  Var no(s.name() + "_no"), so(s.name() + "_mo"), ni(s.name() + "_ni"), si(s.name() + "_mi");
+  at.apply(s);
+  MatMulTile inner = t;
+  inner.rows = std::min<int>(t.rows, static_cast<int>(rows));
+  s.tile(sa[0], sa[1], no, so, ni, si, t.width, inner.rows, TailStrategy::ShiftInwards);
+  s.reorder(ni, si, so, no).vectorize(ni, t.lanes).unroll(ni).unroll(si);
+  accumulate_per_tile(Placement::at(s, so), acc, inner, p);
+}
+
 }  // namespace
 
 bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel,
@@ -211,25 +218,6 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
     accumulate_per_tile(Placement::at(o->f, o->mo), acc, o->t, p);
   return true;
 }
-
-namespace {
-
-// `mm` (a MatMul's output, args (n, row, ...)) in register tiles computed `at` a loop whose
-// region is `rows` rows of it, each tile's accumulator `acc` per tile.
-void tiles_at(const Placement& at, const TensorFunc& mm, const Stage& acc, int64_t rows, const HostScheduleParams& p) {
-  const MatMulTile t = choose_matmul_tile(rows, mm.shape.back(), p);
-  Func s = mm.func;
-  std::vector<Var> sa = s.args();
-  Var no(s.name() + "_no"), so(s.name() + "_mo"), ni(s.name() + "_ni"), si(s.name() + "_mi");
-  at.apply(s);
-  MatMulTile inner = t;
-  inner.rows = std::min<int>(t.rows, static_cast<int>(rows));
-  s.tile(sa[0], sa[1], no, so, ni, si, t.width, inner.rows, TailStrategy::ShiftInwards);
-  s.reorder(ni, si, so, no).vectorize(ni, t.lanes).unroll(ni).unroll(si);
-  accumulate_per_tile(Placement::at(s, so), acc, inner, p);
-}
-
-}  // namespace
 
 std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& pv_acc, int layout_run,
                                             StagedOperands pv_staged, const TensorFunc& probs, const TensorFunc& mm,

@@ -77,21 +77,29 @@ Placement schedule_rows(const TensorFunc& t, const HostScheduleParams& p) {
   return Placement::at(f, rows);
 }
 
-void schedule_transpose(const TensorFunc& t, int dim, const HostScheduleParams& p) {
-  Func f = t.func;
+Var transpose_tiles(Func f, int dim, int lanes) {
   std::vector<Var> a = f.args();
-  f.compute_root();
   const int rank = static_cast<int>(a.size());
   Var xo(f.name() + "_xo"), xi(f.name() + "_xi"), yo(f.name() + "_yo"), yi(f.name() + "_yi");
   // GuardWithIf: the dims need not be multiples of the tile (BERT's are; odd models' are not),
   // and the guarded edge tiles write nothing twice.
-  f.tile(a[0], a[dim], xo, yo, xi, yi, p.lanes, p.lanes, TailStrategy::GuardWithIf);
+  f.tile(a[0], a[dim], xo, yo, xi, yi, lanes, lanes, TailStrategy::GuardWithIf);
   std::vector<VarOrRVar> order{xi, yi, xo, yo};
-  std::vector<Var> outer;
   for (int d = 1; d < rank; ++d)
-    if (d != dim) order.emplace_back(a[d]), outer.push_back(a[d]);
+    if (d != dim) order.emplace_back(a[d]);
   f.reorder(order);
   f.vectorize(xi).unroll(yi);
+  return yo;
+}
+
+void schedule_transpose(const TensorFunc& t, int dim, const HostScheduleParams& p) {
+  Func f = t.func;
+  std::vector<Var> a = f.args();
+  f.compute_root();
+  Var yo = transpose_tiles(f, dim, p.lanes);
+  std::vector<Var> outer;
+  for (int d = 1; d < static_cast<int>(a.size()); ++d)
+    if (d != dim) outer.push_back(a[d]);
   fuse_parallel(f, yo, outer);
 }
 

@@ -26,6 +26,11 @@ Halide::Var fuse_parallel(Halide::Func f, Halide::Var first, const std::vector<H
 // per innermost-axis row) for compute_at, or root when `t` has no rows (rank < 2).
 Placement schedule_rows(const TensorFunc& t, const HostScheduleParams& p);
 
+// `f` (where it is computed is the caller's) in lanes x lanes tiles of dims 0 and `dim` (> 0),
+// vectorised along dim 0 and unrolled along `dim`, tile loops inside the other dims; returns the
+// outer tile loop of `dim`. For a Func whose dim `dim` walks its source's innermost axis.
+Halide::Var transpose_tiles(Halide::Func f, int dim, int lanes);
+
 // A transpose `t` whose dim `dim` (> 0) walks its input's innermost axis: computed at root in
 // lanes x lanes tiles of dims 0 and `dim`, vectorised along dim 0 and unrolled along `dim`, so
 // the tile's reads are whole vectors of the input (LLVM turns the unrolled strided loads into

@@ -69,9 +69,12 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
   // The layout epilogue of the MatMul that ends the group (probs x V's Transpose + Reshape): it
   // keeps that MatMul's rows, so members feeding its A rows keep theirs too.
   std::set<int> row_keeping_layout;
+  std::set<size_t> carried;  // positions of MatMuls whose tiles the output carries through it
   for (size_t pos = 0; pos < nodes.size() && !anchor.empty(); ++pos)
-    if (v.op_class(nodes[pos]) == OpClass::MatMul && layout_epilogue_run(v.graph(), nodes, pos, anchor) > 0)
+    if (v.op_class(nodes[pos]) == OpClass::MatMul && layout_epilogue_run(v.graph(), nodes, pos, anchor) > 0) {
+      carried.insert(pos);
       row_keeping_layout.insert(nodes.begin() + pos + 1, nodes.end());
+    }
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
     int n = nodes[pos];
     const Node& node = v.node(n);
@@ -104,7 +107,7 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
       } else if (is_map_class(cls)) {
         d.decision = ComputeDecision::Inline;
         d.reason = std::string(op_class_name(cls)) + ": computed where it is read";
-      } else if (cls == OpClass::MatMul && !anchor.empty() && layout_epilogue_run(v.graph(), nodes, pos, anchor) > 0) {
+      } else if (carried.count(pos)) {
         d.decision = ComputeDecision::ComputeAt;
         d.at = anchor + "@tile";
         d.reason = "accumulator computed per tile of the output, stored through the layout ops after it";

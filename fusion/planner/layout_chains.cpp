@@ -2,7 +2,6 @@
 
 #include <numeric>
 
-
 namespace gaf {
 
 namespace {
@@ -55,10 +54,6 @@ std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& cha
   }
   return "";
 }
-
-}  // namespace gaf
-
-namespace gaf {
 
 int64_t layout_epilogue_run(const Graph& g, const std::vector<int>& nodes, size_t pos, const std::string& output) {
   const Node& mm = g.nodes()[nodes[pos]];
