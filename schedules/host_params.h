@@ -20,7 +20,8 @@ struct MatMulParams {
   // Rows of A kept hot across all N panels: row tiles are grouped into blocks of about this
   // many bytes of A (rows x K x 4), blocks outermost, so a tall A (batch 8: M = 1024) is read
   // from memory once per block rather than once per N panel. Only when A is larger than four
-  // blocks. 0: no blocking.
+  // blocks. 0: no blocking. Attention whole sizes its row blocks within a head by it too (a
+  // block's probabilities are probs x V's A: rows x S x 4 bytes). 0 there: one block per head.
   int64_t a_block_bytes = 512 * 1024;
   // k steps per block when the accumulator is k-blocked: the accumulator of a whole N panel
   // (all rows of a short A) is computed at the panel, k split into blocks of this many steps

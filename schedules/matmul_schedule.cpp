@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <cstdlib>
 
 namespace gaf {
 
@@ -226,11 +227,17 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   std::vector<Var> pa = probs.func.args();
   if (pa.size() < 2 || mm.func.args().size() != pa.size()) return std::nullopt;
   const int64_t S = probs.shape.back(), M = probs.shape[probs.shape.size() - 2];
-  // One block per head: all M rows. (Smaller blocks would need Halide's bounds to follow a
-  // block of probs x V's flattened rows (head * M + m) back through `row % M` into the
-  // probabilities, which they do not: every block would compute the whole head's scores.)
+  // Row blocks within a head: a block's probabilities (rows x S floats, probs x V's A) are kept
+  // hot across the head's column tiles, so they are sized like MatMulParams::a_block_bytes
+  // (whole tiles, at least one, at most the head's M rows). At S 128 a head is one block; at S
+  // 2048 a head's probabilities alone are 16 MB (attention 877 -> 64 ms per layer in blocks).
   const MatMulTile pv_tile = choose_matmul_tile(M, layout_run > 0 ? layout_run : out.shape.back(), p);
-  const int block_tiles = static_cast<int>((M + pv_tile.rows - 1) / pv_tile.rows);
+  int64_t block_rows = M;
+  if (p.matmul.a_block_bytes > 0) {
+    const int64_t fit = p.matmul.a_block_bytes / (std::max<int64_t>(S, 1) * 4) / pv_tile.rows * pv_tile.rows;
+    block_rows = std::min(M, std::max<int64_t>(pv_tile.rows, fit));
+  }
+  const int block_tiles = static_cast<int>((block_rows + pv_tile.rows - 1) / pv_tile.rows);
   std::optional<OutputTiles> o = tile_output(out, pv_acc, p, 0, layout_run, block_tiles);
   if (!o) return std::nullopt;
   pv_staged.a = nullptr;  // A is the block's probabilities, already dense
@@ -241,7 +248,6 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   Func f = probs.func;
   f.compute_at(o->f, o->rb);
   if (S >= p.lanes) f.vectorize(pa[0], p.lanes, TailStrategy::GuardWithIf);
-  const int64_t block_rows = std::min<int64_t>(M, static_cast<int64_t>(block_tiles) * pv_tile.rows);
   tiles_at(Placement::at(f, Var::outermost()), mm, mm_acc, block_rows, p);
   StagedOperands per_head{nullptr, mm_staged.b}, per_block{mm_staged.a, nullptr};
   stage_operands(per_head, Placement::at(o->f, o->par), p);  // K^T once per head

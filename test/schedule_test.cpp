@@ -147,7 +147,10 @@ TEST(LayoutChains, AttentionThroughWideQkvAtOddSizes) {
     int64_t S, H, D;
     bool prologues;
   };
-  for (Case c : {Case{19, 3, 16, true}, Case{45, 2, 64, true}, Case{3, 2, 24, true}, Case{20, 3, 5, false}}) {
+  // S 400: a head's probabilities (625 KB) exceed MatMulParams::a_block_bytes, so each head runs
+  // in row blocks (324 rows, then 76).
+  for (Case c : {Case{19, 3, 16, true}, Case{45, 2, 64, true}, Case{3, 2, 24, true}, Case{20, 3, 5, false},
+                 Case{400, 2, 64, true}}) {
     SCOPED_TRACE("S" + std::to_string(c.S) + " H" + std::to_string(c.H) + " D" + std::to_string(c.D));
     const int64_t hd = c.H * c.D;
     GraphBuilder b("attn");
@@ -184,12 +187,13 @@ TEST(BatchedMatMul, AttentionWholeAtOddSizes) {
   // The attention rule on graph inputs (no layout ops): Q K^T, scale, mask, Softmax, probs x V
   // in one group, computed per head; S and D odd, S below one tile, D below one vector, S == D
   // (the scores' and the output's trailing dims alike), D wider than one tile (128: two column
-  // tiles per head inside the head's block).
+  // tiles per head inside the head's block), and heads in row blocks (S 650: a head's
+  // probabilities exceed MatMulParams::a_block_bytes; blocks of 200 rows, the last 50).
   struct Case {
     int64_t H, S, D;
   };
   for (Case c : {Case{3, 19, 5}, Case{2, 3, 24}, Case{2, 45, 16}, Case{1, 130, 64}, Case{2, 16, 16},
-                 Case{2, 20, 128}}) {
+                 Case{2, 20, 128}, Case{2, 650, 16}}) {
     SCOPED_TRACE("H" + std::to_string(c.H) + " S" + std::to_string(c.S) + " D" + std::to_string(c.D));
     GraphBuilder b("attn_whole");
     auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});

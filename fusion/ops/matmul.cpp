@@ -121,7 +121,12 @@ void add_matmul(OpRegistry& r) {
     // Reads through the promoted shapes: a promoted size-1 axis is not indexed.
     auto a_at = [&](const Expr& row, const Expr& k) {
       std::vector<Expr> idx = batch_idx(row, sh.a);
-      if (!sh.a_vec) idx.push_back(row % static_cast<int>(sh.M));
+      // row % M written as row - (row / M) * M: for a block of rows within one batch entry
+      // (attention's row blocks within a head) Halide's bounds then simplify to the block's
+      // rows of A; through % they span all M rows (every block would compute the whole head).
+      // The clamp (a no-op on values) keeps bounds that do not simplify within [0, M).
+      const int m = static_cast<int>(sh.M);
+      if (!sh.a_vec) idx.push_back(clamp(row - (row / m) * m, 0, m - 1));
       idx.push_back(k);
       return A(idx);
     };
