@@ -10,9 +10,11 @@
 #include <cstdlib>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "apps/gaf/model_source.h"
 #include "bench/bench_common.h"
+#include "bench/memory_probe.h"
 #include "bench/torch_peer.h"
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
@@ -85,6 +87,24 @@ std::string fixed(const char* f, double v) {
   return b;
 }
 
+// Ours fused in a `gaf run` of its own: the packed weights must replace the originals, so the
+// whole run's peak RSS (weights, activations, JIT code, LLVM) stays within 1.3x the weights
+// plus the activation arena (the target is checked at seq 128, 12 layers).
+Row memory_row(int64_t seq, int layers, const std::string& what) {
+  std::string why;
+  std::optional<GafRunMemory> m = gaf_run_memory(GAF_CLI_PATH, static_cast<long>(seq), layers, why);
+  if (!m) return skipped("bert", what, "ours fused: peak RSS", why + ", skipped");
+  Row r{"bert", what, "ours fused: peak RSS"};
+  const double limit = 1.3 * m->weights_mb + m->arena_mb;
+  r.note = fixed("peak RSS %.1f MB", m->peak_rss_mb) + fixed(" (%.2fx the weights)", m->peak_rss_mb / m->weights_mb) +
+           fixed(": weights %.1f MB", m->weights_mb) + fixed(", arena %.1f MB, in a gaf run of its own", m->arena_mb);
+  const bool ok = m->peak_rss_mb <= limit;
+  if (seq == 128 && layers == 12)
+    r.target = std::string("peak RSS <= 1.3x weights + arena: ") + (ok ? "yes" : "NO") +
+               fixed(" (%.1f", m->peak_rss_mb) + (ok ? " <= " : " > ") + fixed("%.1f MB)", limit);
+  return r;
+}
+
 }  // namespace
 
 void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
@@ -109,6 +129,11 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     TensorMap in = make_default_inputs(g, 0);
     const double flops = matmul_flops(g);
 
+    std::vector<Row> memory;  // after the case's timed rows
+    if (with_builtin) {
+      std::fprintf(stderr, "bert %s: peak RSS of ours fused in a gaf run of its own...\n", what.c_str());
+      memory.push_back(memory_row(seq, o.layers, "builtin:bert-base, " + what));
+    }
     std::fprintf(stderr, "bert %s: planning and compiling ours fused...\n", what.c_str());
     Ours fused(g, true);
     Tensor ref = only_output(fused.exec->run(in));  // warm-up and the reference output
@@ -225,6 +250,7 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
       }
       rows.push_back(r);
     }
+    rows.insert(rows.end(), memory.begin(), memory.end());
     rows.insert(rows.end(), skips.begin(), skips.end());
   }
 }
