@@ -12,6 +12,7 @@
 
 #include "bert.h"
 #include "runtime/plan_runner.h"
+#include "runtime/process_memory.h"
 #include "runtime/tensor_io.h"
 
 namespace {
@@ -68,6 +69,8 @@ int run(const std::string& plan, const std::vector<std::string>& input_specs, co
     for (size_t s = 0; s < runner.group_count(); ++s)
       std::printf("  %-60s %9.3f ms\n", runner.group_label(s).c_str(), runner.group_ms()[s]);
   }
+  // Weights, arena, inputs and outputs, the kernels and the Halide runtime: no compiler here.
+  std::printf("peak RSS %.1f MB (weights %.1f MB)\n", peak_rss_bytes() / 1e6, runner.weight_bytes() / 1e6);
   for (const auto& o : runner.outputs()) {
     const Tensor& t = outs.at(o.name);
     double sum = 0, abs_sum = 0;

@@ -1,15 +1,11 @@
 // gaf run: plan the model, run it fused (each group one Halide pipeline), print the fusion log
 // lines, compile time, median forward time and each output's shape and checksum; optionally the
 // unfused baseline beside it (--compare) and the outputs saved as .npy.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <optional>
@@ -22,6 +18,7 @@
 #include "generators/fused_executor.h"
 #include "generators/plan_profiler.h"
 #include "generators/weight_packing.h"
+#include "runtime/process_memory.h"
 #include "runtime/tensor_io.h"
 #include "schedules/host_target.h"
 
@@ -57,19 +54,6 @@ std::string checksum(const Tensor& t) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// This process's peak resident memory in KB: Linux's VmHWM, the high-water mark of this program's
-// own address space. getrusage's ru_maxrss also keeps the peak from before exec, so a gaf run
-// started by fork + exec from a large process (gaf_bench holding the peers) would report the
-// parent's size; it is the fallback where /proc is missing.
-long peak_rss_kb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss;
 }
 
 // Median of `repeat` timed runs (after the caller's warm-up), in ms; `outs` gets the last result.
@@ -169,7 +153,7 @@ int run(const RunArgs& a) {
   }
   // Weights (the horizontal rewrite's concatenated ones replace the originals in the fused
   // graph; the unrewritten graph keeps them for --compare), activations, JIT code and LLVM.
-  std::printf("peak RSS %.1f MB (weights %.1f MB)\n", peak_rss_kb() / 1024.0, weight_bytes / 1e6);
+  std::printf("peak RSS %.1f MB (weights %.1f MB)\n", peak_rss_bytes() / 1e6, weight_bytes / 1e6);
   for (const std::string& name : output_names) {
     const Tensor& t = outs.at(name);
     std::printf("output %s: %s%s %s\n", name.c_str(), dtype_name(t.dtype()), shape_str(t.shape()).c_str(),
