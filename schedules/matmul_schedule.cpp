@@ -109,6 +109,13 @@ void stage_operands(const StagedOperands& staged, const Placement& at, const Hos
   }
 }
 
+// Row tiles of `t` per block of A (rows x K floats) that fits MatMulParams::a_block_bytes: at
+// least one; 0 when blocking is off (a_block_bytes 0) or K is not positive.
+int64_t a_block_tiles(int64_t K, const MatMulTile& t, const HostScheduleParams& p) {
+  if (p.matmul.a_block_bytes <= 0 || K <= 0) return 0;
+  return std::max<int64_t>(1, p.matmul.a_block_bytes / (K * 4) / t.rows);
+}
+
 // `out` split into register tiles (see schedule_matmul_tiles), computed at root; with
 // `block_tiles` > 0 the row tiles are grouped in blocks of that many inside each parallel
 // iteration (attention's row blocks, `rb`), and the column tiles of one run (a head: `run`
@@ -163,9 +170,7 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   order.emplace_back(panels);
   // Row blocks of A outside the N panels (see MatMulParams::a_block_bytes).
   const int64_t* kc = as_const_int(acc.reduction[0].extent());
-  int64_t tiles_per_block = 0;
-  if (p.matmul.a_block_bytes > 0 && kc && *kc > 0)
-    tiles_per_block = std::max<int64_t>(1, p.matmul.a_block_bytes / (*kc * 4) / t.rows);
+  const int64_t tiles_per_block = kc ? a_block_tiles(*kc, t, p) : 0;
   Var mb(f.name() + "_mb");
   // Only a tall A (more than 4 blocks' worth, e.g. batch 8 x seq 128) is blocked: a short one
   // stays in cache across the panels anyway, and blocking would re-read B once per block.
@@ -230,14 +235,11 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   // Row blocks within a head: a block's probabilities (rows x S floats, probs x V's A) are kept
   // hot across the head's column tiles, so they are sized like MatMulParams::a_block_bytes
   // (whole tiles, at least one, at most the head's M rows). At S 128 a head is one block; at S
-  // 2048 a head's probabilities alone are 16 MB (attention 877 -> 64 ms per layer in blocks).
+  // 2048 a head's probabilities alone are 16 MB (attention 735 -> 65 ms per layer in blocks).
   const MatMulTile pv_tile = choose_matmul_tile(M, layout_run > 0 ? layout_run : out.shape.back(), p);
-  int64_t block_rows = M;
-  if (p.matmul.a_block_bytes > 0) {
-    const int64_t fit = p.matmul.a_block_bytes / (std::max<int64_t>(S, 1) * 4) / pv_tile.rows * pv_tile.rows;
-    block_rows = std::min(M, std::max<int64_t>(pv_tile.rows, fit));
-  }
-  const int block_tiles = static_cast<int>((block_rows + pv_tile.rows - 1) / pv_tile.rows);
+  const int64_t head_tiles = (M + pv_tile.rows - 1) / pv_tile.rows, fit = a_block_tiles(S, pv_tile, p);
+  const int block_tiles = static_cast<int>(fit > 0 ? std::min(head_tiles, fit) : head_tiles);
+  const int64_t block_rows = std::min<int64_t>(M, int64_t{block_tiles} * pv_tile.rows);
   std::optional<OutputTiles> o = tile_output(out, pv_acc, p, 0, layout_run, block_tiles);
   if (!o) return std::nullopt;
   pv_staged.a = nullptr;  // A is the block's probabilities, already dense
