@@ -26,7 +26,7 @@ void set_custom_algorithm(const std::string& rule, GenerateFn fn) {
 }
 
 GenerateFn find_custom_algorithm(const FusionGroup& grp) {
-  if (grp.kind != FusionKind::Custom) return {};
+  if (grp.kind != FusionKind::Custom || grp.grown) return {};  // a generate step computes its match only
   std::lock_guard<std::mutex> lock(registry_mutex());
   auto it = registry().find(grp.rule);
   return it == registry().end() ? GenerateFn() : it->second;

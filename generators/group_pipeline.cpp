@@ -182,10 +182,12 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     schema.build(b);
     MemberFuncs m;
     m.stages = b.stages();
+    for (const auto& [role, node] : grp.roles)
+      if (node == idx) m.role = role;
     m.layout = schema.op_class == OpClass::Injective || schema.op_class == OpClass::Opaque;
-    m.tiled_matmul = schema.op_class == OpClass::MatMul &&
-                     (n.op_type == "Gemm" || (types.size() == 2 && types[0]->shape.size() >= 2 &&
-                                         types[1]->shape.size() >= 2));
+    // Gemm's operands are 2-D by definition, so both ranks >= 2 covers it.
+    m.tiled_matmul = schema.op_class == OpClass::MatMul && types.size() >= 2 && types[0] && types[1] &&
+                     types[0]->shape.size() >= 2 && types[1]->shape.size() >= 2;
     if (n.op_type == "Transpose") {
       // The output axis that walks the input's innermost (stride-1) axis; when it is not the
       // output's own innermost axis, the row schedule would gather (see MemberFuncs).

@@ -61,39 +61,42 @@ struct Tiles {
   Placement probs_rows;                    // its row loop, where its statistics go
 };
 
-// Attention whole (rule `attention`): probs x V is the anchor or carried by it through a layout
-// epilogue, its A the Softmax of the group's other MatMul (the scores, same shape). Schedules it
-// with schedule_attention and returns true; false (nothing scheduled) when the group is not that.
+const MemberFuncs* member_with_role(const std::vector<MemberFuncs>& members, MemberRole r) {
+  for (const MemberFuncs& m : members)
+    if (m.role == r) return &m;
+  return nullptr;
+}
+
+// Attention whole: the members the rule `attention` matched as scores (Q x K^T), probabilities
+// (their Softmax) and context (probs x V). Schedules them with schedule_attention and returns true
+// when the schedule's conditions hold — probs x V is the anchor or carried by it through a layout
+// epilogue, both MatMuls tiled at the anchor, the scores an activation x activation MatMul of the
+// probabilities' shape; false (nothing scheduled) otherwise.
 bool tile_attention(const TensorFunc* anchor, const std::vector<MemberFuncs>& members, const HostScheduleParams& p,
                     Tiles& tiled) {
-  if (!anchor || !anchor->defined()) return false;
-  int matmuls = 0;
-  for (const MemberFuncs& m : members) matmuls += m.tiled_matmul;
-  if (matmuls != 2) return false;
-  for (const MemberFuncs& pv : members) {
-    const Stage* pv_acc = accumulator_of(pv);
-    if (!pv.tiled_matmul || !pv_acc || pv.a_member < 0 || !pv.outputs[0].defined()) continue;
-    const bool is_anchor = pv.outputs[0].func.name() == anchor->func.name();
-    if (!is_anchor && (pv.decisions[0].decision != ComputeDecision::ComputeAt || pv.layout_run == 0)) continue;
-    const MemberFuncs& sm = members[pv.a_member];  // the Softmax
-    if (!has_statistic(sm) || sm.outputs.empty() || !sm.outputs[0].defined()) continue;
-    for (const MemberFuncs& mm : members) {
-      const Stage* mm_acc = accumulator_of(mm);
-      if (&mm == &pv || !mm.tiled_matmul || !mm_acc || mm.b_constant || !mm.outputs[0].defined() ||
-          mm.decisions[0].decision != ComputeDecision::ComputeAt || sm.outputs[0].shape != mm.outputs[0].shape)
-        continue;
-      std::optional<Placement> rows = schedule_attention(*anchor, *pv_acc, is_anchor ? 0 : pv.layout_run, staged_operands(pv),
-                                                         sm.outputs[0], mm.outputs[0], *mm_acc, staged_operands(mm), p);
-      if (!rows) return false;
-      tiled.funcs.insert(anchor->func.name());
-      tiled.owners.insert(&pv);
-      tiled.owners.insert(&mm);
-      tiled.probs = &sm;
-      tiled.probs_rows = *rows;
-      return true;
-    }
-  }
-  return false;
+  const MemberFuncs* pv = member_with_role(members, MemberRole::Context);
+  const MemberFuncs* sm = member_with_role(members, MemberRole::Probabilities);
+  const MemberFuncs* mm = member_with_role(members, MemberRole::Scores);
+  if (!anchor || !anchor->defined() || !pv || !sm || !mm) return false;
+  const Stage* pv_acc = accumulator_of(*pv);
+  const Stage* mm_acc = accumulator_of(*mm);
+  if (!pv->tiled_matmul || !pv_acc || !pv->outputs[0].defined() || !mm->tiled_matmul || !mm_acc || mm->b_constant ||
+      !mm->outputs[0].defined() || mm->decisions[0].decision != ComputeDecision::ComputeAt)
+    return false;
+  if (pv->a_member < 0 || &members[pv->a_member] != sm || !has_statistic(*sm) || sm->outputs.empty() || !sm->outputs[0].defined() ||
+      sm->outputs[0].shape != mm->outputs[0].shape)
+    return false;
+  const bool is_anchor = pv->outputs[0].func.name() == anchor->func.name();
+  if (!is_anchor && (pv->decisions[0].decision != ComputeDecision::ComputeAt || pv->layout_run == 0)) return false;
+  std::optional<Placement> rows = schedule_attention(*anchor, *pv_acc, is_anchor ? 0 : pv->layout_run, staged_operands(*pv),
+                                                     sm->outputs[0], mm->outputs[0], *mm_acc, staged_operands(*mm), p);
+  if (!rows) return false;
+  tiled.funcs.insert(anchor->func.name());
+  tiled.owners.insert(pv);
+  tiled.owners.insert(mm);
+  tiled.probs = sm;
+  tiled.probs_rows = *rows;
+  return true;
 }
 
 Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,

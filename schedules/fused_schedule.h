@@ -5,6 +5,7 @@
 // computed at root, vectorised and parallel.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "fusion/ops/op_builder.h"
@@ -37,6 +38,7 @@ struct MemberFuncs {
   // its rows (fusion/planner/layout_chains.h): the output carries tiles this many columns wide.
   int layout_run = 0;
   int a_member = -1;  // a MatMul: the index of the member whose output is its A (-1: a group input)
+  std::optional<MemberRole> role;  // what the group's rule matched this member as (FusionGroup::roles)
 };
 
 // `group_outputs[k]` realises plan output k; `anchor` is the output compute_at decisions refer to

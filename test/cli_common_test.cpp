@@ -37,7 +37,7 @@ TEST(CliCommon, LogLevels) {
   ASSERT_EQ(debug.exit_code, 0);
   EXPECT_NE(debug.err.find("gaf: debug: planner: rule matmul_layernorm grouped "), std::string::npos) << debug.err;
   EXPECT_NE(debug.err.find("gaf: debug: planner: refused GAF-NF004 [generic]"), std::string::npos);
-  EXPECT_NE(debug.err.find("gaf: debug: planner: generic: fused "), std::string::npos);
+  EXPECT_NE(debug.err.find("gaf: debug: planner: generic: fusing "), std::string::npos);
   EXPECT_NE(debug.err.find("gaf: debug: planner: g4 (matmul_epilogue): '"), std::string::npos);  // Func decisions
   CommandResult env = run_command("GAF_LOG_LEVEL=debug " + gaf_cmd("plan " + kSmall), dir);
   EXPECT_NE(env.err.find("gaf: debug: planner:"), std::string::npos);

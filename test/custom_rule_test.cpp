@@ -131,7 +131,9 @@ TEST(CustomRule, GroupsWithAGenerateStepAreNotGrownByGenericGrouping) {
   register_fusion_rule(without, "scale_relu", kScaleRelu);
   FusionPlan grown = plan_fusion(g, {}, without);
   ASSERT_EQ(grown.groups.size(), 1u);
-  EXPECT_EQ(grown.groups[0].rule, "scale_relu+generic");
+  EXPECT_EQ(grown.groups[0].rule, "scale_relu");
+  EXPECT_TRUE(grown.groups[0].grown);
+  EXPECT_EQ(grown.groups[0].rule_label(), "scale_relu+generic");
 }
 
 // The error a generate step gets, thrown when the kernels are compiled (before anything runs).

@@ -41,7 +41,7 @@ double max_rel_diff(const Tensor& a, const Tensor& b) {
   return w;
 }
 
-bool has_code(const FusionPlan& p, const std::string& code) {
+bool has_code(const FusionPlan& p, ReasonCode code) {
   for (const RefusedMerge& r : p.refused)
     if (r.code == code) return true;
   return false;
@@ -95,7 +95,17 @@ TEST(PlannerOnBert, StructureOfEveryLayer) {
       mms += g.nodes()[n].op_type == "MatMul";
     }
     if (slices == 0) continue;
-    EXPECT_EQ(grp.rule, "attention+generic");
+    EXPECT_EQ(grp.rule, "attention");
+    EXPECT_TRUE(grp.grown);
+    // The roles the rule matched, which the attention schedule reads.
+    const int scores = grp.role_node(MemberRole::Scores), probs = grp.role_node(MemberRole::Probabilities),
+              context = grp.role_node(MemberRole::Context);
+    ASSERT_GE(scores, 0);
+    ASSERT_GE(probs, 0);
+    ASSERT_GE(context, 0);
+    EXPECT_EQ(g.nodes()[scores].op_type, "MatMul");
+    EXPECT_EQ(g.nodes()[probs].op_type, "Softmax");
+    EXPECT_EQ(g.nodes()[context].inputs[0], g.nodes()[probs].outputs[0]);
     EXPECT_EQ(mms, 2);
     EXPECT_EQ(softmax, 1);
     EXPECT_EQ(slices, 3) << "Q, K and V";

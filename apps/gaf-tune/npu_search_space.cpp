@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "fusion/ops/registry.h"
+
 namespace gaf::tune {
 
 namespace {
@@ -25,7 +27,7 @@ std::vector<int64_t> panels(int64_t K, int64_t block) {
 
 const Node* first_matmul(const Graph& g, const FusionGroup& grp) {
   for (int n : grp.nodes)
-    if (g.nodes()[n].op_type == "MatMul" || g.nodes()[n].op_type == "Gemm") return &g.nodes()[n];
+    if (OpRegistry::global().get(g.nodes()[n]).op_class == OpClass::MatMul) return &g.nodes()[n];
   return nullptr;
 }
 

@@ -11,6 +11,7 @@
 #include "apps/gaf-tune/ranked_groups.h"
 #include "apps/gaf-tune/search_loop.h"
 #include "apps/gaf-tune/search_space.h"
+#include "fusion/ops/registry.h"
 #include "fusion/report/report.h"
 #include "schedules/host_target.h"
 
@@ -22,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 bool has_matmul(const Graph& g, const FusionGroup& grp) {
   for (int n : grp.nodes)
-    if (g.nodes()[n].op_type == "MatMul" || g.nodes()[n].op_type == "Gemm") return true;
+    if (OpRegistry::global().get(g.nodes()[n]).op_class == OpClass::MatMul) return true;
   return false;
 }
 

@@ -143,8 +143,8 @@ bool Graph::is_constant(const std::string& name) const {
 
 Node& Graph::add_node(Node n) {
   if (n.name.empty()) n.name = fresh_name(n.op_type);
-  for (const Node& m : nodes_)
-    if (m.name == n.name) throw GafError("node '" + n.name + "': duplicate node name");
+  if (node_names().count(n.name)) throw GafError("node '" + n.name + "': duplicate node name");
+  node_names_.insert(n.name);
   nodes_.push_back(std::move(n));
   int idx = static_cast<int>(nodes_.size()) - 1;
   for (const std::string& o : nodes_.back().outputs)
@@ -154,7 +154,17 @@ Node& Graph::add_node(Node n) {
 
 void Graph::set_nodes(std::vector<Node> nodes) {
   nodes_ = std::move(nodes);
+  names_stale_ = true;
   recompute_producers();
+}
+
+const std::unordered_set<std::string>& Graph::node_names() {
+  if (names_stale_) {
+    node_names_.clear();
+    for (const Node& m : nodes_) node_names_.insert(m.name);
+    names_stale_ = false;
+  }
+  return node_names_;
 }
 
 void Graph::recompute_producers() {
@@ -166,12 +176,11 @@ void Graph::recompute_producers() {
 
 std::string Graph::fresh_name(const std::string& prefix) {
   int& c = fresh_counter_[prefix];
+  const std::unordered_set<std::string>& taken = node_names();
   std::string n;
-  std::set<std::string> node_names;
-  for (const Node& m : nodes_) node_names.insert(m.name);
   do {
     n = prefix + "_" + std::to_string(c++);
-  } while (has_value(n) || node_names.count(n));
+  } while (has_value(n) || taken.count(n));
   return n;
 }
 

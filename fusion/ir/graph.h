@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -97,7 +98,11 @@ class Graph {
   // Nodes: names must be unique; an empty name gets "<op_type>_<index>".
   Node& add_node(Node n);
   const std::vector<Node>& nodes() const { return nodes_; }
-  std::vector<Node>& nodes() { return nodes_; }
+  // Mutable access may rename nodes: the name index is rebuilt at its next use.
+  std::vector<Node>& nodes() {
+    names_stale_ = true;
+    return nodes_;
+  }
   // Replace the node list (e.g. after a pass removed nodes); recomputes producers.
   void set_nodes(std::vector<Node> nodes);
 
@@ -124,10 +129,13 @@ class Graph {
 
  private:
   void recompute_producers();
+  const std::unordered_set<std::string>& node_names();  // add_node and fresh_name: O(1) lookups
   std::map<std::string, Value> values_;
   std::vector<Node> nodes_;
   std::vector<std::string> inputs_, outputs_;
   std::map<std::string, int> fresh_counter_;
+  std::unordered_set<std::string> node_names_;
+  bool names_stale_ = true;
 };
 
 }  // namespace gaf

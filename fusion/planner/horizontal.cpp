@@ -56,10 +56,12 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
   std::vector<std::string> done;
   GraphView v(g);
   std::map<std::string, std::vector<Branch>> by_input;  // activation -> branches (graph order)
-  for (int i = 0; i < v.num_nodes(); ++i) {
+  std::vector<std::string> activations;                  // by_input's keys in graph order
+  for (int i : v.topo_order()) {
     Branch b;
-    if (branch_of(g, v, i, &b) && !skipped(g.nodes()[b.matmul]) && !skipped(g.nodes()[b.add])) {
-      const std::string& a = g.nodes()[i].inputs[0];
+    if (branch_of(g, v, i, &b) && !skipped(v.node(b.matmul)) && !skipped(v.node(b.add))) {
+      const std::string& a = v.node(i).inputs[0];
+      if (!by_input.count(a)) activations.push_back(a);
       const auto& first = by_input[a];
       int64_t k = v.constant(b.weight)->shape()[0];
       if (first.empty() || v.constant(first[0].weight)->shape()[0] == k) by_input[a].push_back(b);
@@ -67,7 +69,8 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
   }
   std::set<int> removed;
   std::vector<Node> added;
-  for (auto& [a, branches] : by_input) {
+  for (const std::string& a : activations) {  // graph order: the log lines read layer by layer
+    const std::vector<Branch>& branches = by_input[a];
     if (branches.size() < 2 || v.constant(a)) continue;
     std::vector<const Tensor*> ws, bs;
     std::vector<int64_t> splits;
@@ -78,9 +81,9 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
       splits.push_back(ws.back()->shape()[1]);
       removed.insert(b.matmul);
       removed.insert(b.add);
-      names += (names.empty() ? "'" : ", '") + g.nodes()[b.matmul].name + "'";
+      names += (names.empty() ? "'" : ", '") + v.node(b.matmul).name + "'";
     }
-    std::string base = g.nodes()[branches[0].matmul].name + "/horizontal";
+    std::string base = v.node(branches[0].matmul).name + "/horizontal";
     std::string w = g.fresh_name(base + "_weight"), bias = g.fresh_name(base + "_bias"),
                 mm = g.fresh_name(base + "_mm"), add = g.fresh_name(base + "_add"),
                 axes = g.fresh_name(base + "_axes");
@@ -93,8 +96,8 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
     added.push_back(Node{base + "/Add", "Add", {}, {mm, bias}, {add}});
     if (replaced)
       for (const Branch& b : branches) {
-        (*replaced)[base + "/MatMul"].push_back(g.nodes()[b.matmul].name);
-        (*replaced)[base + "/Add"].push_back(g.nodes()[b.add].name);
+        (*replaced)[base + "/MatMul"].push_back(v.node(b.matmul).name);
+        (*replaced)[base + "/Add"].push_back(v.node(b.add).name);
       }
     // One Slice per branch rather than one Split: each slice can then join its own consumer's
     // group (a layout prologue read straight from the wide output), so no copy is made.

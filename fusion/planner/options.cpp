@@ -67,20 +67,4 @@ void PlannerOptions::validate(const RuleRegistry& rules) const {
   if (max_group_size < 1) throw GafError("the max group size must be at least 1");
 }
 
-const char* reason_meaning(const std::string& code) {
-  static const std::pair<const char*, const char*> kMeanings[] = {
-      {reason::kCycle, "would create a cycle (a path leaves the group and re-enters it)"},
-      {reason::kClasses, "op classes cannot fuse this way (only elementwise/layout work fuses into another "
-                         "group's prologue or epilogue)"},
-      {reason::kDuplicateWork, "would recompute expensive work (an elementwise producer inside a MatMul's "
-                               "reduction loop, or a layout op that breaks the operand's rows into scattered runs)"},
-      {reason::kShapes, "a computed value is broadcast by its consumer; inlined it would be recomputed per "
-                        "output element"},
-      {reason::kGroupSize, "group too large (--max-group-size)"},
-      {reason::kSkipped, "a node is skipped by the user (--skip)"}};
-  for (const auto& [c, m] : kMeanings)
-    if (code == c) return m;
-  return "";
-}
-
 }  // namespace gaf

@@ -97,6 +97,11 @@ Pattern& Pattern::where(Predicate p) {
   return *this;
 }
 
+Pattern& Pattern::as(MemberRole role) {
+  for (Chain& c : chains_) c.back().role = role;
+  return *this;
+}
+
 Pattern& Pattern::allow_fanout() {
   fanout_ = true;
   return *this;
@@ -199,8 +204,13 @@ std::vector<PatternMatch> Pattern::match_at(const GraphView& g, int anchor) cons
     std::vector<int> rev;
     std::vector<std::vector<int>> candidates;
     collect(g, c, static_cast<int>(c.size()) - 1, anchor, rev, candidates);
-    for (const auto& nodes : candidates)
-      if (verify(g, c, nodes)) out.push_back(PatternMatch{nodes});
+    for (const auto& nodes : candidates) {
+      if (!verify(g, c, nodes)) continue;
+      PatternMatch m{nodes, {}};
+      for (size_t k = 0; k < c.size(); ++k)
+        if (c[k].role) m.roles[*c[k].role] = nodes[k];
+      out.push_back(std::move(m));
+    }
   }
   return out;
 }

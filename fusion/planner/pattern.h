@@ -11,10 +11,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fusion/ir/graph.h"
 #include "fusion/ops/registry.h"
+#include "fusion/planner/plan.h"
 
 namespace gaf {
 
@@ -37,8 +39,8 @@ class GraphView {
 
  private:
   const Graph& g_;
-  std::map<std::string, int> producer_;
-  std::map<std::string, std::vector<int>> consumers_;
+  std::unordered_map<std::string, int> producer_;
+  std::unordered_map<std::string, std::vector<int>> consumers_;
   std::vector<int> topo_, topo_pos_;
   std::vector<OpClass> classes_;
   std::vector<int> empty_;
@@ -46,6 +48,7 @@ class GraphView {
 
 struct PatternMatch {
   std::vector<int> nodes;  // one node per step, in chain order
+  std::map<MemberRole, int> roles;  // the nodes of the steps marked with as()
 };
 
 class Pattern {
@@ -62,6 +65,8 @@ class Pattern {
   Pattern& with_const(std::optional<double> value = std::nullopt, double rel_tol = 1e-4);
   Pattern& where(Predicate p);
   Pattern& allow_fanout();
+  // The node this step matches plays `role` in the group (FusionGroup::roles): schedules read it.
+  Pattern& as(MemberRole role);
 
   Pattern operator>>(const Pattern& next) const;
   Pattern operator|(const Pattern& alt) const;
@@ -81,6 +86,7 @@ class Pattern {
     std::optional<double> const_value;
     double rel_tol = 1e-4;
     std::vector<Predicate> predicates;
+    std::optional<MemberRole> role;
     bool kind_matches(const GraphView& g, int node) const;
     bool checks_pass(const GraphView& g, int node, const std::string& chain_input,
                      const PatternMatch& so_far) const;

@@ -46,4 +46,55 @@ const char* compute_decision_name(ComputeDecision d) {
   return "?";
 }
 
+const char* member_role_name(MemberRole r) {
+  switch (r) {
+    case MemberRole::Scores: return "scores";
+    case MemberRole::Probabilities: return "probabilities";
+    case MemberRole::Context: return "context";
+  }
+  return "?";
+}
+
+namespace {
+const struct {
+  ReasonCode code;
+  const char* id;
+  const char* meaning;
+} kReasons[] = {
+    {ReasonCode::Cycle, "GAF-NF002", "would create a cycle (a path leaves the group and re-enters it)"},
+    {ReasonCode::PeakMemory, "GAF-NF003",
+     "would raise the predicted peak memory (values live at once, plus the group's internal buffers)"},
+    {ReasonCode::Classes, "GAF-NF004",
+     "op classes cannot fuse this way (only elementwise/layout work fuses into another group's prologue or "
+     "epilogue)"},
+    {ReasonCode::DuplicateWork, "GAF-NF005",
+     "would recompute expensive work (an elementwise producer inside a MatMul's reduction loop, or a layout op "
+     "that breaks the operand's rows into scattered runs)"},
+    {ReasonCode::Shapes, "GAF-NF006",
+     "a computed value is broadcast by its consumer; inlined it would be recomputed per output element"},
+    {ReasonCode::NoFold, "GAF-NF007",
+     "a BatchNormalization cannot be folded into the MatMul/Gemm before it (not inference form, not constant, "
+     "or the MatMul's output has other readers)"},
+    {ReasonCode::GroupSize, "GAF-NF010", "group too large (--max-group-size)"},
+    {ReasonCode::Skipped, "GAF-NF020", "a node is skipped by the user (--skip)"}};
+}  // namespace
+
+const char* reason_code_id(ReasonCode c) {
+  for (const auto& r : kReasons)
+    if (r.code == c) return r.id;
+  return "?";
+}
+
+const char* reason_meaning(ReasonCode c) {
+  for (const auto& r : kReasons)
+    if (r.code == c) return r.meaning;
+  return "";
+}
+
+std::vector<ReasonCode> all_reason_codes() {
+  std::vector<ReasonCode> v;
+  for (const auto& r : kReasons) v.push_back(r.code);
+  return v;
+}
+
 }  // namespace gaf

@@ -27,10 +27,17 @@ struct FuncDecision {
   std::string reason;     // one short sentence
 };
 
+// What a member node is in the pattern its group's rule matched, so that schedules read the
+// structure the rule found instead of re-deriving it (attention: scores, probabilities, context).
+enum class MemberRole { Scores, Probabilities, Context };
+const char* member_role_name(MemberRole r);  // "scores", "probabilities", "context"
+
 struct FusionGroup {
   int id = -1;
   FusionKind kind = FusionKind::Single;
   std::string rule;                    // rule that formed it ("generic" for op-class grouping)
+  bool grown = false;                  // a rule's group that generic grouping grew further
+  std::map<MemberRole, int> roles;     // node index (into Graph::nodes()) per role the rule matched
   std::vector<int> nodes;              // indices into Graph::nodes(), in topological order
   std::vector<std::string> inputs;     // values read from outside the group (incl. weights)
   std::vector<std::string> outputs;    // values used outside the group or graph outputs
@@ -40,11 +47,51 @@ struct FusionGroup {
   std::string signature;               // kernel de-dup and schedule database key
   int64_t bytes_saved() const { return bytes_unfused - bytes_fused; }
   int launches_saved() const { return static_cast<int>(nodes.size()) - 1; }
+  // The rule as reports show it: "attention", or "attention+generic" when grown.
+  std::string rule_label() const { return grown ? rule + "+generic" : rule; }
+  int role_node(MemberRole r) const {  // -1 when the rule matched no node in that role
+    auto it = roles.find(r);
+    return it == roles.end() ? -1 : it->second;
+  }
+};
+
+// Why the planner refused a merge. The codes (reason_code_id) are stable: tests, docs and users
+// grep for them.
+enum class ReasonCode {
+  Cycle,          // GAF-NF002 would create a cycle
+  PeakMemory,     // GAF-NF003 would raise the predicted peak memory
+  Classes,        // GAF-NF004 op classes cannot fuse this way
+  DuplicateWork,  // GAF-NF005 would recompute expensive work
+  Shapes,         // GAF-NF006 incompatible shapes
+  NoFold,         // GAF-NF007 BatchNormalization not foldable into its MatMul/Gemm
+  GroupSize,      // GAF-NF010 group too large
+  Skipped,        // GAF-NF020 node skipped by the user
+};
+const char* reason_code_id(ReasonCode c);   // "GAF-NF002"
+const char* reason_meaning(ReasonCode c);   // one sentence (docs/USER_GUIDE.md has the same table)
+std::vector<ReasonCode> all_reason_codes();
+
+// A legality verdict: allowed, or refused with a code and a sentence naming the nodes.
+class MergeDecision {
+ public:
+  static MergeDecision allow() { return MergeDecision(); }
+  static MergeDecision refuse(ReasonCode code, std::string why) { return MergeDecision(code, std::move(why)); }
+  bool allowed() const { return !refused_; }
+  explicit operator bool() const { return allowed(); }
+  ReasonCode code() const { return code_; }  // only when refused
+  const std::string& why() const { return why_; }
+
+ private:
+  MergeDecision() = default;
+  MergeDecision(ReasonCode c, std::string why) : refused_(true), code_(c), why_(std::move(why)) {}
+  bool refused_ = false;
+  ReasonCode code_ = ReasonCode::Cycle;
+  std::string why_;
 };
 
 // A merge the planner considered and refused.
 struct RefusedMerge {
-  std::string code;      // e.g. "GAF-NF002"
+  ReasonCode code = ReasonCode::Cycle;
   std::string message;   // a sentence naming the nodes
   std::string rule;      // rule or "generic"
   std::vector<std::string> nodes;  // node names involved

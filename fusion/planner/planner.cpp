@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
+#include <optional>
 #include <map>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
 
 #include "fusion/planner/group_info.h"
+#include "fusion/planner/group_schedule.h"
 #include "fusion/planner/layout_chains.h"
 #include "fusion/planner/peak_memory.h"
 
@@ -17,10 +20,21 @@ namespace {
 
 struct WorkGroup {
   FusionKind kind = FusionKind::Single;
-  std::string rule;
+  std::string rule;     // the rule that formed it, "generic" for generic grouping, "" single
+  bool grown = false;   // a rule's group grown by generic merges
+  std::map<MemberRole, int> roles;
   std::set<int> nodes;
   bool alive = true;
   bool sealed = false;  // formed by a sealed rule (FusionRule::sealed)
+};
+
+// A merge that check_merge allowed, with what it computed for it: merge() takes it, so nothing
+// is carried between the check and the merge.
+struct AllowedMerge {
+  std::set<int> members;          // group indices
+  int64_t peak_after = 0;         // the plan's predicted peak once merged
+  int64_t merged_internal = 0;    // the merged group's internal root buffers
+  GroupSchedule::Trial schedule;  // the new order and live bytes (local checks)
 };
 
 // Every planner decision at debug level (gaf -vv, GAF_LOG_LEVEL=debug); arguments are only
@@ -49,7 +63,12 @@ class Planner {
       groups_.push_back(w);
       group_of_.push_back(i);
     }
-    if (opts_.check_peak_memory) peak_ = memory_.peak(group_of_, internal_fn()).bytes;
+    if (opts_.whole_graph_checks) {
+      if (opts_.check_peak_memory) peak_ = memory_.peak(group_of_, internal_fn()).bytes;
+    } else {
+      schedule_.emplace(v_, group_of_, internal_fn());
+      peak_ = schedule_->peak();
+    }
   }
 
   FusionPlan run(const RuleRegistry& rules) {
@@ -72,16 +91,17 @@ class Planner {
     return opts_.skip_nodes.count(node.name) || opts_.skip_nodes.count(node.op_type);
   }
 
-  void refuse(const std::string& code, const std::string& msg, const std::string& rule,
-              const std::set<int>& nodes) {
+  void refuse(const MergeDecision& d, const std::string& rule, const std::set<int>& nodes) {
+    const ReasonCode code = d.code();
+    const std::string& msg = d.why();
     RefusedMerge r{code, msg, rule, {}};
     for (int n : nodes) r.nodes.push_back(v_.node(n).name);
     // One refusal per reason and edge: a pair refused again after its groups grew (the next
     // generic wave) keeps the latest message, which names the groups as they ended.
-    std::string key = code + "|" + rule;
+    std::string key = std::string(reason_code_id(code)) + "|" + rule;
     for (const std::string& n : r.nodes) key += "|" + n;
     if (rule != "generic") key += "|" + msg;  // a rule's match: one refusal per reason given
-    if (tracing()) spdlog::debug("planner: refused {} [{}] {}", code, rule, msg);
+    if (tracing()) spdlog::debug("planner: refused {} [{}] {}", reason_code_id(code), rule, msg);
     auto [it, fresh] = refused_index_.emplace(key, refused_.size());
     if (fresh) refused_.push_back(r);
     else refused_[it->second].message = msg;
@@ -97,19 +117,27 @@ class Planner {
   }
 
   // Merging `members` (group indices) into one is legal w.r.t. cycles iff no path leaves the
-  // set and comes back into it through another group.
+  // set and comes back into it through another group. Such a path only passes groups that run
+  // between the members (the schedule's order is topological), so the search stops at the last
+  // member's step; the whole-graph reference searches everything downstream.
   bool creates_cycle(const std::set<int>& members) const {
+    int last_step = std::numeric_limits<int>::max();
+    if (schedule_) {
+      last_step = -1;
+      for (int m : members) last_step = std::max(last_step, schedule_->step(m));
+    }
+    auto within = [&](int gi) { return !schedule_ || schedule_->step(gi) < last_step; };
     std::deque<int> q;
     std::set<int> seen;
     for (int m : members)
       for (int s : succ_groups(m))
-        if (!members.count(s) && seen.insert(s).second) q.push_back(s);
+        if (!members.count(s) && within(s) && seen.insert(s).second) q.push_back(s);
     while (!q.empty()) {
       int gi = q.front();
       q.pop_front();
       for (int s : succ_groups(gi)) {
         if (members.count(s)) return true;
-        if (seen.insert(s).second) q.push_back(s);
+        if (within(s) && seen.insert(s).second) q.push_back(s);
       }
     }
     return false;
@@ -121,56 +149,99 @@ class Planner {
     if (it != internal_.end()) return it->second;
     return internal_[gi] = internal_root_bytes(v_, std::vector<int>(groups_[gi].nodes.begin(), groups_[gi].nodes.end()));
   }
+  std::function<const std::set<int>&(int)> nodes_of() const {
+    return [this](int gi) -> const std::set<int>& { return groups_[gi].nodes; };
+  }
   std::function<int64_t(int)> internal_fn() {
     return [this](int gi) { return internal_bytes(gi); };
   }
 
-  // GAF-NF003: merging `members` must not raise the predicted peak memory (peak_memory.h: the
-  // executor's order and liveness, plus each group's internal root buffers while it runs). Empty
-  // when legal; else the reason. Call merge() right after an allowed check: its peak becomes the
-  // plan's current peak there.
-  std::string peak_check(const std::set<int>& members) {
-    if (!opts_.check_peak_memory) return "";
-    const int id = static_cast<int>(groups_.size());  // the id merge() will give the group
-    std::vector<int> trial = group_of_;
+  // The one legality check of every merge, by a rule or by generic grouping: no skipped node
+  // (GAF-NF020), the size limit (GAF-NF010), no cycle (GAF-NF002), and the predicted peak memory
+  // (GAF-NF003: peak_memory.h — the executor's order and liveness, plus each group's internal
+  // root buffers while it runs). `what` names the merge for the sentence ("rule attention:
+  // fusing 'a', 'b'", "fusing 'a' into 'b'"). On success `allowed` holds what merge() needs.
+  MergeDecision check_merge(const std::set<int>& members, const std::string& what, AllowedMerge* allowed) {
     std::vector<int> nodes;
-    for (int m : members)
-      for (int n : groups_[m].nodes) {
-        trial[n] = id;
-        nodes.push_back(n);
-      }
+    for (int m : members) nodes.insert(nodes.end(), groups_[m].nodes.begin(), groups_[m].nodes.end());
+    if (MergeDecision skip = check_skipped(nodes, what); !skip) return skip;
+    if (static_cast<int>(nodes.size()) > opts_.max_group_size)
+      return MergeDecision::refuse(reason::kGroupSize, what + " would make a group of " + std::to_string(nodes.size()) +
+                                                           " nodes (limit " + std::to_string(opts_.max_group_size) + ")");
+    if (creates_cycle(members))
+      return MergeDecision::refuse(reason::kCycle, what + " would create a cycle (a path leaves the group and re-enters it "
+                                                          "through another group)");
+    allowed->members = members;
+    const int id = static_cast<int>(groups_.size());  // the id merge() will give the group
     const int64_t merged_internal = internal_root_bytes(v_, nodes);
-    auto internal = [&](int gi) { return gi == id ? merged_internal : internal_bytes(gi); };
-    PeakMemoryModel::Peak after = memory_.peak(trial, internal);
-    if (after.bytes <= peak_) {
-      pending_peak_ = after.bytes;
-      internal_[id] = merged_internal;
-      return "";
+    allowed->merged_internal = merged_internal;
+    int64_t after = 0, at_peak_internal = 0;
+    bool fused_at_peak = false;
+    std::vector<std::pair<std::string, int64_t>> live;
+    if (schedule_) {
+      allowed->schedule = schedule_->try_merge(members, id, merged_internal, group_of_, nodes_of());
+      after = allowed->schedule.peak;
+      if (!opts_.check_peak_memory || after <= peak_) {
+        allowed->peak_after = after;
+        return MergeDecision::allow();
+      }
+      live = schedule_->live_at_peak(allowed->schedule, group_of_);
+      fused_at_peak = allowed->schedule.peak_group == id;
+      at_peak_internal = allowed->schedule.peak_internal;
+    } else {
+      if (!opts_.check_peak_memory) return MergeDecision::allow();
+      std::vector<int> trial = group_of_;
+      for (int n : nodes) trial[n] = id;
+      auto internal = [&](int gi) { return gi == id ? merged_internal : internal_bytes(gi); };
+      PeakMemoryModel::Peak peak = memory_.peak(trial, internal);
+      if (peak.bytes <= peak_) {
+        allowed->peak_after = peak.bytes;
+        return MergeDecision::allow();
+      }
+      peak = memory_.peak(trial, internal, true);
+      after = peak.bytes;
+      live = peak.live;
+      fused_at_peak = peak.group == id;
+      at_peak_internal = peak.internal;
     }
-    after = memory_.peak(trial, internal, true);
-    std::string live;
-    for (size_t i = 0; i < after.live.size() && i < 3; ++i)
-      live += (live.empty() ? "'" : ", '") + after.live[i].first + "' (" + std::to_string(after.live[i].second) + " bytes)";
-    if (after.live.size() > 3) live += " and " + std::to_string(after.live.size() - 3) + " more";
-    std::string at = after.group == id ? "while the fused group runs" : "later, while another group runs";
-    return "would raise the predicted peak memory from " + std::to_string(peak_) + " to " +
-           std::to_string(after.bytes) + " bytes (" + at + ", " + (live.empty() ? "no stored values" : live) +
-           (after.live.size() == 1 ? " is" : " are") + " live" +
-           (after.internal > 0 ? " plus " + std::to_string(after.internal) + " bytes of internal root buffers" : "") + ")";
+    std::string names;
+    for (size_t i = 0; i < live.size() && i < 3; ++i)
+      names += (names.empty() ? "'" : ", '") + live[i].first + "' (" + std::to_string(live[i].second) + " bytes)";
+    if (live.size() > 3) names += " and " + std::to_string(live.size() - 3) + " more";
+    std::string at = fused_at_peak ? "while the fused group runs" : "later, while another group runs";
+    return MergeDecision::refuse(
+        reason::kPeakMemory,
+        what + " would raise the predicted peak memory from " + std::to_string(peak_) + " to " + std::to_string(after) +
+            " bytes (" + at + ", " + (names.empty() ? "no stored values" : names) + (live.size() == 1 ? " is" : " are") +
+            " live" + (at_peak_internal > 0 ? " plus " + std::to_string(at_peak_internal) + " bytes of internal root buffers" : "") +
+            ")");
   }
 
-  int merge(const std::set<int>& members, FusionKind kind, const std::string& rule) {
+  MergeDecision check_skipped(const std::vector<int>& nodes, const std::string& what) const {
+    for (int n : nodes)
+      if (skipped(n))
+        return MergeDecision::refuse(reason::kSkipped, what + ": node '" + v_.node(n).name + "' is skipped by the user");
+    return MergeDecision::allow();
+  }
+
+  // Merges what check_merge allowed into one group formed by `rule` (`grown`: generic grouping
+  // grew a rule's group); returns its index.
+  int merge(const AllowedMerge& m, FusionKind kind, const std::string& rule, bool grown) {
+    if (schedule_) schedule_->commit(m.schedule, group_of_, nodes_of());  // before group_of_ changes
     WorkGroup w;
     w.kind = kind;
     w.rule = rule;
-    for (int m : members) {
-      groups_[m].alive = false;
-      w.nodes.insert(groups_[m].nodes.begin(), groups_[m].nodes.end());
+    w.grown = grown;
+    for (int gi : m.members) {
+      groups_[gi].alive = false;
+      w.nodes.insert(groups_[gi].nodes.begin(), groups_[gi].nodes.end());
+      w.roles.insert(groups_[gi].roles.begin(), groups_[gi].roles.end());
     }
     groups_.push_back(w);
     int id = static_cast<int>(groups_.size()) - 1;
     for (int n : w.nodes) group_of_[n] = id;
-    if (opts_.check_peak_memory) peak_ = pending_peak_;  // set by the peak_check that allowed this merge
+    internal_[id] = m.merged_internal;
+    if (opts_.check_peak_memory || schedule_) peak_ = m.peak_after;
     return id;
   }
 
@@ -195,36 +266,16 @@ class Planner {
         if (tracing()) spdlog::debug("planner: rule {} match {} overlaps a group already formed", rule.name(), join_names(v_, nodes));
         continue;
       }
-      bool skip = false;
-      for (int n : nodes)
-        if (skipped(n)) {
-          refuse(reason::kSkipped, "rule " + rule.name() + " matched " + join_names(v_, nodes) +
-                                       " but node '" + v_.node(n).name + "' is skipped by the user",
-                 rule.name(), nodes);
-          skip = true;
-        }
-      if (skip) continue;
-      if (static_cast<int>(nodes.size()) > opts_.max_group_size) {
-        refuse(reason::kGroupSize, "rule " + rule.name() + ": group of " +
-                                       std::to_string(nodes.size()) + " nodes " + join_names(v_, nodes) +
-                                       " exceeds the limit of " + std::to_string(opts_.max_group_size),
-               rule.name(), nodes);
-        continue;
-      }
-      if (creates_cycle(members)) {
-        refuse(reason::kCycle, "rule " + rule.name() + ": fusing " + join_names(v_, nodes) +
-                                   " would create a cycle (a path leaves the group and re-enters it)",
-               rule.name(), nodes);
-        continue;
-      }
-      std::string peak = peak_check(members);
-      if (!peak.empty()) {
-        refuse(reason::kPeakMemory, "rule " + rule.name() + ": fusing " + join_names(v_, nodes) + " " + peak,
-               rule.name(), nodes);
+      AllowedMerge allowed;
+      MergeDecision d = check_merge(members, "rule " + rule.name() + ": fusing " + join_names(v_, nodes), &allowed);
+      if (!d) {
+        refuse(d, rule.name(), nodes);
         continue;
       }
       if (tracing()) spdlog::debug("planner: rule {} grouped {} ({})", rule.name(), join_names(v_, nodes, 64), fusion_kind_name(rule.kind()));
-      groups_[merge(members, rule.kind(), rule.name())].sealed = rule.sealed();
+      WorkGroup& formed = groups_[merge(allowed, rule.kind(), rule.name(), false)];
+      formed.sealed = rule.sealed();
+      formed.roles = m.roles;
     }
   }
 
@@ -301,13 +352,10 @@ class Planner {
     return "";
   }
 
-  // Op-class legality of a generic producer->consumer merge; empty code = allowed.
-  std::pair<std::string, std::string> class_check(int p, int c) const {
-    std::set<int> both = groups_[p].nodes;
-    both.insert(groups_[c].nodes.begin(), groups_[c].nodes.end());
-    for (int n : both)
-      if (skipped(n))
-        return {reason::kSkipped, "node '" + v_.node(n).name + "' is skipped by the user"};
+  // Op-class legality of a generic producer->consumer merge (`what` names it).
+  MergeDecision class_check(int p, int c, const std::string& what) const {
+    std::set<int> both = both_nodes(p, c);
+    if (MergeDecision skip = check_skipped(std::vector<int>(both.begin(), both.end()), what); !skip) return skip;
     if (all_map(p)) {
       for (int n : groups_[p].nodes)
         for (const std::string& o : v_.node(n).outputs)
@@ -317,24 +365,23 @@ class Planner {
               // Layout work is index arithmetic on the operand read (layout_chains.h); the
               // broadcast check below does not apply to an operand.
               std::string why = prologue_refusal(p, c, k);
-              if (!why.empty()) return {reason::kDuplicateWork, why};
+              if (!why.empty()) return MergeDecision::refuse(reason::kDuplicateWork, what + ": " + why);
               if (v_.op_class(k) == OpClass::MatMul) continue;
             }
             if (!v_.node(k).outputs.empty() && !v_.node(k).outputs[0].empty() &&
                 value_bytes(o) < value_bytes(v_.node(k).outputs[0]) &&
                 g_.value(o).type.dtype == g_.value(v_.node(k).outputs[0]).type.dtype)
-              return {reason::kShapes,
-                      "'" + v_.node(n).name + "' " + g_.value(o).type.str() +
-                          " is broadcast by '" + v_.node(k).name +
-                          "'; inlined it would be recomputed for every output element"};
+              return MergeDecision::refuse(reason::kShapes, what + ": '" + v_.node(n).name + "' " + g_.value(o).type.str() +
+                                                                " is broadcast by '" + v_.node(k).name +
+                                                                "'; inlined it would be recomputed for every output element");
           }
-      return {"", ""};
+      return MergeDecision::allow();
     }
-    if (all_map(c)) return {"", ""};  // epilogue
-    return {reason::kClasses, std::string("a ") + fusion_kind_name(groups_[p].kind) +
-                                  " group and a " + fusion_kind_name(groups_[c].kind) +
-                                  " group cannot fuse (only elementwise/layout work fuses into "
-                                  "another group's prologue or epilogue)"};
+    if (all_map(c)) return MergeDecision::allow();  // epilogue
+    return MergeDecision::refuse(reason::kClasses, what + ": a " + std::string(fusion_kind_name(groups_[p].kind)) + " group and a " +
+                                                       fusion_kind_name(groups_[c].kind) +
+                                                       " group cannot fuse (only elementwise/layout work fuses into "
+                                                       "another group's prologue or epilogue)");
   }
 
   FusionKind merged_kind(int p, int c) const {
@@ -346,15 +393,15 @@ class Planner {
     return FusionKind::Elementwise;
   }
 
-  std::string merged_rule(int p, int c) const {
-    const std::string suffix = "+generic";
+  // The rule a generic merge's group carries: the rule group's among the two (then grown),
+  // else "generic".
+  std::pair<std::string, bool> merged_rule(int p, int c) const {
     for (int gi : {p, c}) {
-      const std::string& r = groups_[gi].rule;
-      if (groups_[gi].kind == FusionKind::Single || r == "generic") continue;
-      bool grown = r.size() > suffix.size() && r.compare(r.size() - suffix.size(), suffix.size(), suffix) == 0;
-      return grown ? r : r + suffix;  // "rule+generic": a rule's group grown by generic merges
+      const WorkGroup& w = groups_[gi];
+      if (w.kind == FusionKind::Single || w.rule == "generic") continue;
+      return {w.rule, true};
     }
-    return "generic";
+    return {"generic", false};
   }
 
   std::set<int> both_nodes(int p, int c) const {
@@ -394,57 +441,32 @@ class Planner {
                           join_names(v_, groups_[cd.producer].nodes, 2), join_names(v_, groups_[cd.consumer].nodes, 2));
           continue;
         }
-        std::set<int> nodes = both_nodes(cd.producer, cd.consumer);
         std::set<int> edge = edge_between(cd.producer, cd.consumer);
-        auto [code, why] = class_check(cd.producer, cd.consumer);
-        if (!code.empty()) {
-          if (code != reason::kClasses || opts_.report_class_refusals)
-            refuse(code, "cannot fuse " + join_names(v_, groups_[cd.producer].nodes, 2) + " into " +
-                             join_names(v_, groups_[cd.consumer].nodes, 2) + ": " + why,
-                   "generic", edge);
+        const std::string what = "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) + " into " +
+                                 join_names(v_, groups_[cd.consumer].nodes, 2);
+        if (MergeDecision d = class_check(cd.producer, cd.consumer, what); !d) {
+          if (d.code() != reason::kClasses || opts_.report_class_refusals) refuse(d, "generic", edge);
           continue;
         }
         if (cd.bytes_saved <= 0 && !opts_.fuse_for_launches) {
-          if (tracing())
-            spdlog::debug("planner: not fusing {} into {}: saves no memory traffic", join_names(v_, groups_[cd.producer].nodes, 2),
-                          join_names(v_, groups_[cd.consumer].nodes, 2));
+          if (tracing()) spdlog::debug("planner: not {}: saves no memory traffic", what);
           continue;
         }
         FusionKind kind = merged_kind(cd.producer, cd.consumer);
         if (opts_.disabled_kinds.count(kind)) {
-          if (tracing())
-            spdlog::debug("planner: not fusing {} into {}: kind {} is disabled", join_names(v_, groups_[cd.producer].nodes, 2),
-                          join_names(v_, groups_[cd.consumer].nodes, 2), fusion_kind_name(kind));
+          if (tracing()) spdlog::debug("planner: not {}: kind {} is disabled", what, fusion_kind_name(kind));
           continue;
         }
-        if (static_cast<int>(nodes.size()) > opts_.max_group_size) {
-          refuse(reason::kGroupSize, "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) +
-                                         " into " + join_names(v_, groups_[cd.consumer].nodes, 2) +
-                                         " would make a group of " + std::to_string(nodes.size()) +
-                                         " nodes (limit " + std::to_string(opts_.max_group_size) + ")",
-                 "generic", edge);
+        AllowedMerge allowed;
+        if (MergeDecision d = check_merge({cd.producer, cd.consumer}, what, &allowed); !d) {
+          refuse(d, "generic", edge);
           continue;
         }
-        if (creates_cycle({cd.producer, cd.consumer})) {
-          refuse(reason::kCycle, "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) + " into " +
-                                     join_names(v_, groups_[cd.consumer].nodes, 2) +
-                                     " would create a cycle (another group sits between them)",
-                 "generic", edge);
-          continue;
-        }
-        std::string peak = peak_check({cd.producer, cd.consumer});
-        if (!peak.empty()) {
-          refuse(reason::kPeakMemory, "fusing " + join_names(v_, groups_[cd.producer].nodes, 2) + " into " +
-                                          join_names(v_, groups_[cd.consumer].nodes, 2) + " " + peak,
-                 "generic", edge);
-          continue;
-        }
-        std::string rule = merged_rule(cd.producer, cd.consumer);
+        auto [rule, grown] = merged_rule(cd.producer, cd.consumer);
         if (tracing())
-          spdlog::debug("planner: generic: fused {} into {} ({} bytes saved) -> {} group, rule {}",
-                        join_names(v_, groups_[cd.producer].nodes, 2), join_names(v_, groups_[cd.consumer].nodes, 2),
-                        cd.bytes_saved, fusion_kind_name(kind), rule);
-        merge({cd.producer, cd.consumer}, kind, rule);
+          spdlog::debug("planner: generic: {} ({} bytes saved) -> {} group, rule {}{}", what, cd.bytes_saved,
+                        fusion_kind_name(kind), rule, grown ? " (grown)" : "");
+        merge(allowed, kind, rule, grown);
         changed = true;
         saved_bytes = saved_bytes || cd.bytes_saved > 0;
       }
@@ -460,6 +482,8 @@ class Planner {
       fg.id = static_cast<int>(plan.groups.size());
       fg.kind = groups_[gi].kind;
       fg.rule = groups_[gi].rule;
+      fg.grown = groups_[gi].grown;
+      fg.roles = groups_[gi].roles;
       fg.nodes.assign(groups_[gi].nodes.begin(), groups_[gi].nodes.end());
       std::sort(fg.nodes.begin(), fg.nodes.end(),
                 [&](int a, int b) { return v_.topo_position(a) < v_.topo_position(b); });
@@ -492,9 +516,9 @@ class Planner {
   std::vector<RefusedMerge> refused_;
   std::map<std::string, size_t> refused_index_;  // reason|rule|nodes -> index in refused_
   PeakMemoryModel memory_;
+  std::optional<GroupSchedule> schedule_;  // the running order and live bytes (not with whole_graph_checks)
   std::map<int, int64_t> internal_;  // group index -> internal root bytes
   int64_t peak_ = 0;                 // predicted peak of the current grouping
-  int64_t pending_peak_ = 0;         // of the grouping the last allowed peak_check tried
 };
 
 }  // namespace

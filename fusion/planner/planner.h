@@ -25,6 +25,10 @@ struct PlannerOptions {
   bool report_class_refusals = true;
   // Refuse merges that raise the predicted peak memory (GAF-NF003, fusion/planner/peak_memory.h).
   bool check_peak_memory = true;
+  // Checks every merge against the whole graph (execution order and peak recomputed, the cycle
+  // search unbounded) instead of the window of groups it reorders: the slow reference the
+  // planner test compares plans with.
+  bool whole_graph_checks = false;
 
   // Parses a control string "no-fusion;disable-kind=a,b;disable-rule=r;skip=n1,Op;max-size=32"
   // (the GAF_FUSION environment variable uses it). Unknown kinds/rules/keys are GafErrors listing
@@ -33,19 +37,17 @@ struct PlannerOptions {
   void validate(const RuleRegistry& rules) const;  // unknown rule names -> GafError
 };
 
-// Reason codes for refused merges (stable: tests, docs and users grep for them).
+// Reason codes for refused merges, by the names tests and rules use.
 namespace reason {
-constexpr const char* kCycle = "GAF-NF002";          // would create a cycle
-constexpr const char* kPeakMemory = "GAF-NF003";     // would raise the predicted peak memory
-constexpr const char* kClasses = "GAF-NF004";        // op classes cannot fuse this way
-constexpr const char* kDuplicateWork = "GAF-NF005";  // would recompute expensive work
-constexpr const char* kShapes = "GAF-NF006";         // incompatible shapes
-constexpr const char* kNoFold = "GAF-NF007";         // BatchNormalization not foldable into its MatMul/Gemm
-constexpr const char* kGroupSize = "GAF-NF010";      // group too large
-constexpr const char* kSkipped = "GAF-NF020";        // node skipped by the user
+constexpr ReasonCode kCycle = ReasonCode::Cycle;
+constexpr ReasonCode kPeakMemory = ReasonCode::PeakMemory;
+constexpr ReasonCode kClasses = ReasonCode::Classes;
+constexpr ReasonCode kDuplicateWork = ReasonCode::DuplicateWork;
+constexpr ReasonCode kShapes = ReasonCode::Shapes;
+constexpr ReasonCode kNoFold = ReasonCode::NoFold;
+constexpr ReasonCode kGroupSize = ReasonCode::GroupSize;
+constexpr ReasonCode kSkipped = ReasonCode::Skipped;
 }  // namespace reason
-// One sentence per reason code (docs/USER_GUIDE.md has the same table); "" for an unknown code.
-const char* reason_meaning(const std::string& code);
 
 // The graph must be static and typed (after prepare_graph).
 FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleRegistry& rules);

@@ -12,7 +12,7 @@ std::vector<RuleMatch> PatternRule::find(const GraphView& g,
   std::vector<RuleMatch> out;
   for (const PatternMatch& m : pattern_.match_all(g)) {
     bool free = std::all_of(m.nodes.begin(), m.nodes.end(), available);
-    if (free) out.push_back(RuleMatch{m.nodes});
+    if (free) out.push_back(RuleMatch{m.nodes, m.roles});
   }
   return out;
 }

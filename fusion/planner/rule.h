@@ -15,6 +15,7 @@ namespace gaf {
 
 struct RuleMatch {
   std::vector<int> nodes;  // the group's nodes (any order)
+  std::map<MemberRole, int> roles;  // what some of them are in the rule's pattern
 };
 
 // What the rules' graph rewrites did (plan_fusion_rewriting): one sentence per rewrite, starting

@@ -50,12 +50,15 @@ std::shared_ptr<const FusionRule> make_attention_rule() {
   // each head's rows are computed in blocks — scores, Softmax, then the block's probs x V — so
   // neither scores nor probabilities are written (BERT at seq 512: 12.6 MB per layer).
   Pattern mm = Pattern("MatMul");
+  mm.as(MemberRole::Scores);
   Pattern scale = Pattern("Mul").with_const() | Pattern("Div").with_const();
   Pattern mask = Pattern("Add");
   Pattern softmax = Pattern("Softmax").where(softmax_over_last_axis());
+  softmax.as(MemberRole::Probabilities);
   Pattern pv = Pattern("MatMul").where([](const GraphView& g, int node, const PatternMatch& so_far) {
     return g.node(node).inputs[0] == g.node(so_far.nodes.back()).outputs[0];  // probabilities as A
   });
+  pv.as(MemberRole::Context);
   Pattern p = (mm >> scale >> mask >> softmax >> pv) | (mm >> scale >> softmax >> pv) |
               (mm >> mask >> softmax >> pv) | (mm >> softmax >> pv);
   return std::make_shared<PatternRule>("attention", FusionKind::MatMulEpilogue,

@@ -82,7 +82,7 @@ std::string fusion_plan_dot(const Graph& g, const FusionPlan& plan, const DotOpt
     if (r.nodes.size() != 2 || !by_name.count(r.nodes[0]) || !by_name.count(r.nodes[1])) continue;
     const std::string &from = dot_id[by_name[r.nodes[0]]], &to = dot_id[by_name[r.nodes[1]]];
     if (from == folded_box || to == folded_box) continue;  // the first block shows the same refusals
-    os << "  " << from << " -> " << to << " [style=dashed, color=red, constraint=false, label=\"" << r.code
+    os << "  " << from << " -> " << to << " [style=dashed, color=red, constraint=false, label=\"" << reason_code_id(r.code)
        << "\", fontcolor=red, tooltip=\"" << esc(r.message) << "\"];\n";
   }
   os << "}\n";

@@ -54,7 +54,7 @@ int replacement_of(const Graph& planned, const FusionPlan& plan, const std::stri
 
 void describe_group(std::ostream& os, const Graph& g, const FusionGroup& grp, const Node& node) {
   os << "fused: group g" << grp.id << " " << group_label(g, grp) << " (kind " << fusion_kind_name(grp.kind)
-     << ", rule " << grp.rule << "), " << grp.nodes.size() << " ops in one kernel:\n";
+     << ", rule " << grp.rule_label() << "), " << grp.nodes.size() << " ops in one kernel:\n";
   for (int n : grp.nodes)
     os << "  " << (g.nodes()[n].name == node.name ? "* " : "  ") << g.nodes()[n].op_type << "  " << g.nodes()[n].name << "\n";
   for (const FuncDecision& d : grp.decisions) {
@@ -112,7 +112,7 @@ std::string explain_node(const Graph& original, const Graph& planned, const Fusi
     std::vector<std::string> others;
     for (const std::string& n : r->nodes)
       if (n != name) others.push_back(n);
-    os << "  " << r->code << " [" << r->rule << "] with ";
+    os << "  " << reason_code_id(r->code) << " [" << r->rule << "] with ";
     if (others.size() == 1) {
       os << "'" << others[0] << "'";
       int o = find_exact(planned, others[0]);

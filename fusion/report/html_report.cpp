@@ -153,7 +153,7 @@ class Writer {
       const FusionGroup& grp = plan_.groups[i];
       os_ << "<tr id=\"g" << grp.id << "\"><td>g" << grp.id << "</td><td class=\"kind\"><span class=\"swatch\" style=\"background:"
           << fusion_kind_colour(grp.kind) << "\"></span>" << fusion_kind_name(grp.kind) << "</td><td>"
-          << esc(grp.rule.empty() ? "-" : grp.rule) << "</td><td>" << esc(group_label(g_, grp))
+          << esc(grp.rule.empty() ? "-" : grp.rule_label()) << "</td><td>" << esc(group_label(g_, grp))
           << "</td><td class=\"num\">" << grp.nodes.size() << "</td><td>";
       std::string nodes;
       for (int nd : grp.nodes) {
@@ -193,17 +193,17 @@ class Writer {
 
   void refused() {
     os_ << "<h2 id=\"refused\">Refused merges</h2>\n";
-    std::map<std::string, int> by_code;
+    std::map<ReasonCode, int> by_code;
     for (const RefusedMerge& r : plan_.refused) ++by_code[r.code];
     os_ << "<table id=\"refused-codes\"><tr><th>code</th><th>meaning</th><th>count</th></tr>\n";
     for (const auto& [code, n] : by_code)
-      os_ << "<tr><td class=\"code\">" << esc(code) << "</td><td>" << esc(reason_meaning(code)) << "</td><td class=\"num\">"
+      os_ << "<tr><td class=\"code\">" << esc(reason_code_id(code)) << "</td><td>" << esc(reason_meaning(code)) << "</td><td class=\"num\">"
           << n << "</td></tr>\n";
     os_ << "</table>\n<details" << (plan_.refused.size() <= 40 ? " open" : "") << "><summary>all "
         << plan_.refused.size() << " refused merges</summary>\n<table id=\"refused-table\"><tr><th>code</th>"
            "<th>rule</th><th>nodes</th><th>why</th></tr>\n";
     for (const RefusedMerge& r : plan_.refused) {
-      os_ << "<tr><td class=\"code\">" << esc(r.code) << "</td><td>" << esc(r.rule) << "</td><td>";
+      os_ << "<tr><td class=\"code\">" << esc(reason_code_id(r.code)) << "</td><td>" << esc(r.rule) << "</td><td>";
       for (const std::string& nd : r.nodes) os_ << "<div class=\"node\">" << esc(nd) << "</div>";
       os_ << "</td><td>" << esc(r.message) << "</td></tr>\n";
     }

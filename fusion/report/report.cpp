@@ -41,7 +41,7 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
   const Node& first = g.nodes()[grp.nodes.front()];
   if (grp.kind == FusionKind::HorizontalMatMul) return "MatMul x" + std::to_string(horizontal_branches(g, grp)) + " (horizontal)";
   if (grp.kind == FusionKind::MatMulEpilogue) {
-    if (grp.rule == "attention" || grp.rule == "attention+generic") return "Attention";
+    if (grp.rule == "attention") return "Attention";
     std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
     if (has_op(g, grp, {"Softmax"})) s += "+Softmax";
     else if (grp.rule == "matmul_layernorm") s += "+LayerNorm";
@@ -114,7 +114,7 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan) {
       members += (k ? ", " : "") + g.nodes()[grp.nodes[k]].name;
     }
     std::snprintf(line, sizeof line, "  g%-4d %-17s %-26s %-16s %5zu %12s  %s\n", grp.id,
-                  fusion_kind_name(grp.kind), grp.rule.empty() ? "-" : grp.rule.c_str(),
+                  fusion_kind_name(grp.kind), grp.rule.empty() ? "-" : grp.rule_label().c_str(),
                   group_label(g, grp).c_str(), grp.nodes.size(), mb(grp.bytes_saved()).c_str(),
                   members.c_str());
     os << line;
@@ -138,13 +138,13 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan) {
   os << line;
   // Refusals by code, then the first few in full (all of them are in the JSON).
   std::map<std::string, int> by_code;
-  for (const RefusedMerge& r : plan.refused) ++by_code[r.code];
+  for (const RefusedMerge& r : plan.refused) ++by_code[reason_code_id(r.code)];
   os << "\nrefused (" << plan.refused.size() << "):";
   for (const auto& [code, n] : by_code) os << " " << code << " x" << n;
   os << "\n";
   const size_t shown = 12;
   for (size_t i = 0; i < plan.refused.size() && i < shown; ++i)
-    os << "  " << plan.refused[i].code << " [" << plan.refused[i].rule << "] " << plan.refused[i].message << "\n";
+    os << "  " << reason_code_id(plan.refused[i].code) << " [" << plan.refused[i].rule << "] " << plan.refused[i].message << "\n";
   if (plan.refused.size() > shown) os << "  ... " << plan.refused.size() - shown << " more (gaf plan --json)\n";
   return os.str();
 }
@@ -174,6 +174,7 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const Pl
     gj["id"] = grp.id;
     gj["kind"] = fusion_kind_name(grp.kind);
     gj["rule"] = grp.rule;
+    gj["grown"] = grp.grown;
     gj["label"] = group_label(g, grp);
     gj["nodes"] = json::array();
     gj["ops"] = json::array();
@@ -219,7 +220,7 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const Pl
   j["rewrites"] = plan.rewrites;
   j["refused"] = json::array();
   for (const RefusedMerge& r : plan.refused)
-    j["refused"].push_back({{"code", r.code}, {"message", r.message}, {"rule", r.rule}, {"nodes", r.nodes}});
+    j["refused"].push_back({{"code", reason_code_id(r.code)}, {"message", r.message}, {"rule", r.rule}, {"nodes", r.nodes}});
   return j;
 }
 

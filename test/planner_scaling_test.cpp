@@ -1,0 +1,79 @@
+// The planner's local legality checks (a merge checked on the window of groups it reorders,
+// fusion/planner/group_schedule.h) against the whole-graph reference (PlannerOptions::
+// whole_graph_checks): the same plans on BERT and synthetic graphs; and long chains and wide
+// fan-outs plan in linear-ish time.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "apps/gaf/model_source.h"
+#include "fusion/models/synthetic.h"
+#include "fusion/planner/planner.h"
+#include "planner_test_util.h"
+
+using namespace gaf;
+using gaf::testing::prepared;
+
+namespace {
+
+FusionPlan plan_with(Graph g, bool whole_graph) {
+  PlannerOptions o;
+  o.whole_graph_checks = whole_graph;
+  return plan_fusion_rewriting(g, o, RuleRegistry::builtin());
+}
+
+void expect_same_plans(const Graph& g) {
+  FusionPlan local = plan_with(g, false), whole = plan_with(g, true);
+  ASSERT_EQ(local.groups.size(), whole.groups.size());
+  for (size_t i = 0; i < local.groups.size(); ++i) {
+    EXPECT_EQ(local.groups[i].nodes, whole.groups[i].nodes) << "group " << i;
+    EXPECT_EQ(local.groups[i].rule_label(), whole.groups[i].rule_label()) << "group " << i;
+    EXPECT_EQ(local.groups[i].kind, whole.groups[i].kind) << "group " << i;
+  }
+  ASSERT_EQ(local.refused.size(), whole.refused.size());
+  for (size_t i = 0; i < local.refused.size(); ++i) {
+    EXPECT_EQ(local.refused[i].code, whole.refused[i].code) << local.refused[i].message;
+    EXPECT_EQ(local.refused[i].nodes, whole.refused[i].nodes) << local.refused[i].message;
+  }
+}
+
+double seconds_to_plan(Graph g) {
+  auto t0 = std::chrono::steady_clock::now();
+  FusionPlan p = plan_fusion(g, PlannerOptions{}, RuleRegistry::builtin());
+  EXPECT_GT(p.groups.size(), 0u);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST(PlannerLocalChecks, SamePlansAsTheWholeGraphReferenceOnBert) {
+  ReferenceExecutor folder;
+  ModelOptions o;
+  o.layers = 12;
+  o.seq = 32;
+  expect_same_plans(load_model("builtin:bert-base", o, folder).graph);
+}
+
+TEST(PlannerLocalChecks, SamePlansOnChainsAndFanOuts) {
+  expect_same_plans(prepared(elementwise_chain_graph(300)));
+  expect_same_plans(prepared(fanout_graph(200)));
+}
+
+TEST(PlannerLocalChecks, SamePlansWithATightGroupSizeAndPeakRefusals) {
+  // Size limits leave many groups side by side, so merges reorder wider windows.
+  Graph g = prepared(fanout_graph(120));
+  PlannerOptions o;
+  o.max_group_size = 5;
+  FusionPlan local = plan_fusion(g, o, RuleRegistry::builtin());
+  o.whole_graph_checks = true;
+  FusionPlan whole = plan_fusion(g, o, RuleRegistry::builtin());
+  ASSERT_EQ(local.groups.size(), whole.groups.size());
+  for (size_t i = 0; i < local.groups.size(); ++i) EXPECT_EQ(local.groups[i].nodes, whole.groups[i].nodes);
+}
+
+// A bound on the planner's complexity, not a speed measurement (bench/planner_bench measures):
+// quadratic bookkeeping took minutes at these sizes.
+TEST(PlannerScaling, LongChainsAndWideFanOutsPlanInSeconds) {
+  EXPECT_LT(seconds_to_plan(prepared(elementwise_chain_graph(20000))), 20.0);
+  EXPECT_LT(seconds_to_plan(prepared(fanout_graph(20000))), 20.0);
+}
