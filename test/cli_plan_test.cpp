@@ -1,5 +1,7 @@
 // gaf plan / gaf run from the command line: the log lines, JSON and DOT outputs, the controls
 // (CLI and GAF_FUSION), and their errors.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "test/cli_util.h"
@@ -63,4 +65,23 @@ TEST(CliRun, FusedAgainstUnfusedBaseline) {
   size_t at = r.out.find("max relative difference ");
   ASSERT_NE(at, std::string::npos);
   EXPECT_LE(std::stod(r.out.substr(at + 24)), 1e-5) << r.out;
+}
+
+// The default output fits on a screen: one rewrite line per kind, repeated layers folded into one
+// line; --groups lists everything.
+TEST(CliPlan, DefaultOutputFoldsRepeatedLayersAndGroupsListsThem) {
+  std::string dir = scratch_dir("cli_plan_fold");
+  std::filesystem::create_directories(dir);
+  CommandResult r = run_command(gaf_cmd("plan builtin:bert-base --layers 4 --seq 16"), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Rewrote horizontal MatMul: 3 more like it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more blocks like g"), std::string::npos) << r.out;
+  EXPECT_LT(std::count(r.out.begin(), r.out.end(), '\n'), 45) << r.out;
+  CommandResult all = run_command(gaf_cmd("plan builtin:bert-base --layers 4 --seq 16 --groups"), dir);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out.find("more like it"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("more blocks like"), std::string::npos) << all.out;
+  // Rewrites in graph order: layer 0, 1, 2, 3.
+  const size_t l1 = all.out.find("encoder.layer.1/attention"), l2 = all.out.find("encoder.layer.2/attention");
+  EXPECT_LT(l1, l2);
 }

@@ -15,6 +15,7 @@ struct PlanArgs {
   FusionArgs fusion;
   CommonArgs common;
   std::string json_file, dot_file;
+  bool all_groups = false;
 };
 
 int plan(const PlanArgs& a) {
@@ -24,7 +25,9 @@ int plan(const PlanArgs& a) {
   const Graph& g = pm->graph;
   const FusionPlan& p = pm->plan;
   std::cout << "model: " << pm->original.description << "\n";
-  std::cout << fusion_log_lines(g, p) << "\n" << fusion_text_report(g, p);
+  TextDetail detail;
+  detail.full = a.all_groups;
+  std::cout << fusion_log_lines(g, p, detail) << "\n" << fusion_text_report(g, p, detail);
   if (!a.json_file.empty()) {
     write_file_atomically(a.json_file, {fusion_plan_json(g, p).dump(2) + "\n"});
     std::cout << "wrote " << a.json_file << "\n";
@@ -44,6 +47,8 @@ Action add_plan_command(CLI::App& app) {
   a->model.add_to(c);
   a->fusion.add_to(c);
   a->common.add_to(c);
+  c->add_flag("--groups", a->all_groups,
+              "list every group, rewrite and refusal (default: one screen, repeated layers folded)");
   c->add_option("--json", a->json_file, "write the plan as JSON");
   c->add_option("--dot", a->dot_file, "write the graph with fused groups as Graphviz DOT");
   return [a] { return plan(*a); };

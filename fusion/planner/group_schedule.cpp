@@ -7,11 +7,10 @@
 #include <unordered_set>
 
 #include "fusion/planner/group_info.h"
-#include "fusion/planner/peak_memory.h"
 
 namespace gaf {
 
-GroupSchedule::GroupSchedule(const GraphView& v, const std::vector<int>& group_of,
+GroupSchedule::GroupSchedule(const GraphView& v, const PeakMemoryModel& model, const std::vector<int>& group_of,
                              std::function<int64_t(int)> internal_bytes)
     : v_(v), internal_bytes_(std::move(internal_bytes)) {
   const int n = v.num_nodes();
@@ -31,7 +30,7 @@ GroupSchedule::GroupSchedule(const GraphView& v, const std::vector<int>& group_o
   step_of_.assign(ids, -1);
   first_.assign(ids, std::numeric_limits<int>::max());
   for (int node = 0; node < n; ++node) first_[group_of[node]] = std::min(first_[group_of[node]], v.topo_position(node));
-  order_ = PeakMemoryModel(v).execution_order(group_of);
+  order_ = model.execution_order(group_of);
   for (size_t s = 0; s < order_.size(); ++s) step_of_[order_[s]] = static_cast<int>(s);
 
   while (leaves_ < static_cast<int>(std::max<size_t>(order_.size(), 1))) leaves_ *= 2;

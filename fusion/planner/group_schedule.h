@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fusion/planner/pattern.h"
+#include "fusion/planner/peak_memory.h"
 
 namespace gaf {
 
@@ -35,9 +36,10 @@ class GroupSchedule {
  public:
   static constexpr int kKahnWindow = 64;
 
-  // `group_of[n]`: the group id of node n. `internal_bytes(id)`: the group's internal root
-  // buffers (merged groups get fresh ids from the planner).
-  GroupSchedule(const GraphView& v, const std::vector<int>& group_of, std::function<int64_t(int)> internal_bytes);
+  // `group_of[n]`: the group id of node n, in the order `model` gives. `internal_bytes(id)`: the
+  // group's internal root buffers (merged groups get fresh ids from the planner).
+  GroupSchedule(const GraphView& v, const PeakMemoryModel& model, const std::vector<int>& group_of,
+                std::function<int64_t(int)> internal_bytes);
 
   int64_t peak() const;
   // The step of a live group (its position in the current order).

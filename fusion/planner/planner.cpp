@@ -66,7 +66,7 @@ class Planner {
     if (opts_.whole_graph_checks) {
       if (opts_.check_peak_memory) peak_ = memory_.peak(group_of_, internal_fn()).bytes;
     } else {
-      schedule_.emplace(v_, group_of_, internal_fn());
+      schedule_.emplace(v_, memory_, group_of_, internal_fn());
       peak_ = schedule_->peak();
     }
   }

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "fusion/report/repeats.h"
+
 namespace gaf {
 
 namespace {
@@ -66,7 +68,7 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
   return fusion_kind_name(grp.kind);
 }
 
-std::string fusion_log_lines(const Graph& g, const FusionPlan& plan) {
+std::string fusion_log_lines(const Graph& g, const FusionPlan& plan, const TextDetail& detail) {
   std::map<std::string, int> detected;
   int applied = 0, total = 0;
   for (const FusionGroup& grp : plan.groups) {
@@ -82,7 +84,22 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan) {
       ++total;
     }
   std::ostringstream os;
-  for (const std::string& r : plan.rewrites) os << "[GRAPH_AUTOFUSION] " << r << "\n";
+  // Rewrites of one kind (the sentence's words up to its colon) after the first are counted.
+  std::map<std::string, int> more_of_kind;
+  std::vector<std::string> kinds;
+  for (const std::string& r : plan.rewrites) {
+    const std::string kind = r.substr(0, r.find(':'));
+    if (detail.full || !more_of_kind.count(kind)) {
+      os << "[GRAPH_AUTOFUSION] " << r << "\n";
+      if (!more_of_kind.count(kind)) kinds.push_back(kind);
+      more_of_kind.emplace(kind, 0);
+      continue;
+    }
+    ++more_of_kind[kind];
+  }
+  for (const std::string& kind : kinds)
+    if (more_of_kind[kind] > 0)
+      os << "[GRAPH_AUTOFUSION] " << kind << ": " << more_of_kind[kind] << " more like it (gaf plan --groups lists them)\n";
   for (const auto& [label, n] : detected)
     os << "[GRAPH_AUTOFUSION] Detected " << n << " " << label << " fusion opportunit"
        << (n == 1 ? "y" : "ies") << "\n";
@@ -97,14 +114,23 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan) {
   return os.str();
 }
 
-std::string fusion_text_report(const Graph& g, const FusionPlan& plan) {
+std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const TextDetail& detail) {
   std::ostringstream os;
   char line[512];
   os << "groups (" << plan.groups.size() << " kernels for " << g.nodes().size() << " ops):\n";
   std::snprintf(line, sizeof line, "  %-5s %-17s %-26s %-16s %5s %12s  %s\n", "group", "kind", "rule",
                 "label", "ops", "saved", "members");
   os << line;
+  const RepeatedBlock rb = detail.full ? RepeatedBlock{} : find_repeated_block(plan);
   for (const FusionGroup& grp : plan.groups) {
+    const size_t i = static_cast<size_t>(grp.id);
+    if (rb.folded(i)) {
+      if (i == rb.first + rb.period)
+        os << "  g" << i << "..g" << rb.first + rb.period * rb.count - 1 << ": " << rb.count - 1
+           << " more blocks like g" << rb.first << "..g" << rb.first + rb.period - 1
+           << " (same kinds, rules and decisions; gaf plan --groups lists them)\n";
+      continue;
+    }
     std::string members;
     for (size_t k = 0; k < grp.nodes.size(); ++k) {
       if (k == 3) {
@@ -142,10 +168,11 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan) {
   os << "\nrefused (" << plan.refused.size() << "):";
   for (const auto& [code, n] : by_code) os << " " << code << " x" << n;
   os << "\n";
-  const size_t shown = 12;
+  const size_t shown = detail.full ? plan.refused.size() : detail.refusals;
   for (size_t i = 0; i < plan.refused.size() && i < shown; ++i)
     os << "  " << reason_code_id(plan.refused[i].code) << " [" << plan.refused[i].rule << "] " << plan.refused[i].message << "\n";
-  if (plan.refused.size() > shown) os << "  ... " << plan.refused.size() - shown << " more (gaf plan --json)\n";
+  if (plan.refused.size() > shown)
+    os << "  ... " << plan.refused.size() - shown << " more (gaf plan --groups, or --json)\n";
   return os.str();
 }
 

@@ -13,10 +13,16 @@
 
 namespace gaf {
 
+// How much of a long plan the text forms print: by default one screen (rewrites one line per
+// kind, repeated layers folded into one line, the first refusals); `full` lists everything.
+struct TextDetail {
+  bool full = false;
+  size_t refusals = 5;  // refusals printed in full when not `full`
+};
 // "[GRAPH_AUTOFUSION] Detected 12 MatMul+GELU fusion opportunities" ... "Applied 24/24 fusions".
-std::string fusion_log_lines(const Graph& g, const FusionPlan& plan);
+std::string fusion_log_lines(const Graph& g, const FusionPlan& plan, const TextDetail& detail = {});
 // Groups table, totals per kind (the seed's table), refused candidates.
-std::string fusion_text_report(const Graph& g, const FusionPlan& plan);
+std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const TextDetail& detail = {});
 // The JSON document (schema in docs/USER_GUIDE.md, "Plan JSON"); with a profile, its "profile".
 nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const PlanProfile* profile = nullptr);
 
