@@ -137,8 +137,10 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
         opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
     std::string fn = name + "_k" + std::to_string(res.kernels);
     try {
-      GroupPipeline p(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
-                      opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, target, opts.npu);
+      GroupPipeline p(g, grp,
+                      {tuned ? with_tuned(defaults, *tuned) : defaults,
+                       opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu},
+                      target);
       if (p.has_pipeline() && targets.size() == 1) {
         std::string obj = stage.path(fn + ".o").string();
         p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
@@ -150,7 +152,7 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
           bool primary = t == targets.front();  // tuned parameters were measured on this machine
           HostScheduleParams params = host_params_for(t);
           if (primary && tuned) params = with_tuned(params, *tuned);
-          keep.push_back(std::make_unique<GroupPipeline>(g, grp, params, ScheduleSource::Host, t));
+          keep.push_back(std::make_unique<GroupPipeline>(g, grp, KernelOptions{params}, t));
           return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
         };
         Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
@@ -325,8 +327,8 @@ std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& 
     const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
     std::shared_ptr<GroupPipeline> p;
     try {
-      p = std::make_shared<GroupPipeline>(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
-                                          ScheduleSource::Host, host_target());
+      p = std::make_shared<GroupPipeline>(g, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults},
+                                          host_target());
       if (!p->has_pipeline()) continue;
       p->pipeline().compile_jit(host_target());
     } catch (const Halide::CompileError& e) {

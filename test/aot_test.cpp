@@ -376,7 +376,7 @@ TEST(MultiTarget, NpuTileLibraryMatchesHostAndTheJitNpuModel) {
 }  // namespace
 }  // namespace gaf
 
-#include "apps/gaf/model_source.h"
+#include "engine/model_source.h"
 #include "fusion/planner/planner.h"
 #include "generators/aot_compiler.h"
 #include "runtime/plan_runner.h"

@@ -19,11 +19,10 @@ struct PlanArgs {
 
 int plan(const PlanArgs& a) {
   a.common.apply();
-  ReferenceExecutor folder;
-  std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, folder);
-  const Graph& g = pm->graph;
-  const FusionPlan& p = pm->plan;
-  std::cout << "model: " << pm->original.description << "\n";
+  Engine engine(a.model.model, engine_options(a.model, a.fusion, a.common));
+  const FusionPlan& p = engine.plan();
+  const Graph& g = engine.graph();
+  std::cout << "model: " << engine.description() << "\n";
   std::cout << fusion_log_lines(g, p) << "\n" << fusion_text_report(g, p);
   if (!a.json_file.empty()) {
     write_file_atomically(a.json_file, {fusion_plan_json(g, p).dump(2) + "\n"});
