@@ -117,7 +117,7 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       std::fprintf(stderr, "matmul %s...\n", what);
       Graph g = matmul_graph(B, S, s);
       TensorMap in = make_default_inputs(g, 0);
-      Engine ours(Graph(g), EngineOptions());  // the copy shares the weights
+      Engine ours(Graph(g), EngineOptions{});  // the copy shares the weights
       const FusionPlan& plan = ours.plan();
       TensorMap ours_out = ours.run(in);  // warm-up
       TensorMap out;

@@ -63,7 +63,7 @@ TensorMap run_fused(const Graph& model, const TensorMap& inputs, ReferenceExecut
   NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
                            const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
   prepare_graph(g, dims, eval);
-  return Engine(std::move(g), EngineOptions()).run(rest);
+  return Engine(std::move(g), EngineOptions{}).run(rest);
 }
 
 struct Tally {

@@ -44,7 +44,7 @@ TEST(Engine, RunsTheModelAsTheReferenceDoes) {
   Graph g = small_model();
   ReferenceExecutor ref;
   TensorMap want = ref.run(g, small_inputs());
-  Engine engine(std::move(g), EngineOptions());
+  Engine engine(std::move(g), EngineOptions{});
   EXPECT_GE(engine.plan().groups.size(), 1u);
   TensorMap got = engine.run(small_inputs());
   ASSERT_EQ(got.size(), want.size());
@@ -53,7 +53,7 @@ TEST(Engine, RunsTheModelAsTheReferenceDoes) {
 }
 
 TEST(Engine, StepsRunOnceInOrder) {
-  Engine engine(small_model(), EngineOptions());
+  Engine engine(small_model(), EngineOptions{});
   const FusionPlan* plan = &engine.plan();
   FusedExecutor* ex = &engine.compile();
   EXPECT_EQ(&engine.plan(), plan) << "plan() plans once";
@@ -88,7 +88,7 @@ TEST(Engine, UnfusedOptionGivesOneGroupPerNode) {
 // Caller-owned outputs: the second run writes into the tensors of the first, and neither
 // allocates output memory nor faults in a page (the intermediates live in the arena).
 TEST(Engine, SteadyStateRunReusesOutputsWithoutPageFaults) {
-  Engine engine(small_model(), EngineOptions());
+  Engine engine(small_model(), EngineOptions{});
   TensorMap in = small_inputs(), outs;
   engine.run(in, outs);  // the first run allocates the outputs
   const void* y = outs.at("y").raw();
@@ -107,7 +107,7 @@ TEST(Engine, SteadyStateRunReusesOutputsWithoutPageFaults) {
 }
 
 TEST(Engine, ReplacesCallerOutputsOfTheWrongShape) {
-  Engine engine(small_model(), EngineOptions());
+  Engine engine(small_model(), EngineOptions{});
   TensorMap outs{{"y", Tensor(DType::Float32, {3})}};
   engine.run(small_inputs(), outs);
   EXPECT_EQ(outs.at("y").shape(), (Shape{64, 96}));

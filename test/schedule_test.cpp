@@ -33,7 +33,7 @@ void expect_schedules_match(Graph g, const TensorMap& inputs, gaf::testing::Tole
   TensorMap want = ref.run(g, inputs);
   EngineOptions off;  // both with weights packed, as gaf run runs them
   off.fusion.enabled = false;
-  Engine fused(Graph(g), EngineOptions()), unfused(std::move(g), off);
+  Engine fused(Graph(g), EngineOptions{}), unfused(std::move(g), off);
   size_t multi = 0;
   for (const FusionGroup& grp : fused.plan().groups) multi += grp.nodes.size() > 1;
   EXPECT_GE(multi, min_fused_groups) << "the case should exercise a fused group";
