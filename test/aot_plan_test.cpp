@@ -2,6 +2,8 @@
 // cross-checks of validate() and the kernel table hash (no compiler: a plan written by hand).
 #include <gtest/gtest.h>
 
+#include "error_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include "runtime/aot_plan.h"
@@ -48,14 +50,7 @@ AotPlan tiny_plan() {
   return p;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const GafError& e) {
-    return e.what();
-  }
-  return "";
-}
+using gaf::testing::error_of;
 
 }  // namespace
 
