@@ -12,15 +12,11 @@
 #include <memory>
 #include <optional>
 
-#include "apps/gaf/model_source.h"
 #include "bench/bench_common.h"
 #include "bench/memory_probe.h"
 #include "bench/torch_peer.h"
-#include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
-#include "generators/weight_packing.h"
+#include "engine/engine.h"
 #include "runtime/tensor_io.h"
-#include "schedules/host_target.h"
 #if GAF_HAVE_DNNL
 #include "bench/onednn_peer.h"
 #endif
@@ -40,20 +36,27 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A model planned and compiled by gaf, fused (with the planner's rewrites) or not.
+Tensor only_output(const TensorMap& m) { return m.begin()->second; }
+
+// A model through gaf's Engine, fused (with the planner's rewrites) or not, weights packed
+// unless `pack` is off; runs write into the same outputs.
 struct Ours {
-  Graph graph;
-  FusionPlan plan;
-  std::unique_ptr<FusedExecutor> exec;
+  std::unique_ptr<Engine> engine;
+  TensorMap out;
   double compile_s = 0;  // planning + JIT compile
-  Ours(const Graph& g, bool fused, bool pack = true) : graph(g) {
+  Ours(const Graph& g, bool fused, bool pack = true) {
     auto t0 = std::chrono::steady_clock::now();
-    PlannerOptions off;
-    off.enabled = false;
-    plan = fused ? plan_fusion_rewriting(graph, {}, RuleRegistry::builtin()) : plan_fusion(graph, off);
-    if (pack) pack_matmul_weights(graph, host_params_for(host_target()));
-    exec = std::make_unique<FusedExecutor>(graph, plan);
+    EngineOptions o;
+    o.fusion.enabled = fused;
+    o.pack_weights = pack;
+    engine = std::make_unique<Engine>(Graph(g), o);  // the copy shares the weights
+    engine->compile();
     compile_s = seconds_since(t0);
+  }
+  size_t groups() { return engine->plan().groups.size(); }
+  void run(const TensorMap& in) { engine->run(in, out); }
+  Tensor first_run(const TensorMap& in) {  // the warm-up, its output kept apart from later runs'
+    return only_output(engine->run(in));
   }
 };
 
@@ -63,8 +66,6 @@ struct Variant {
   Tensor out;  // of the warm-up run, compared with ours fused (builtin)
   int max_rounds = 0;  // 0: every round
 };
-
-Tensor only_output(const TensorMap& m) { return m.begin()->second; }
 
 // Writes the builtin graph's layer weights (fusion/models/bert.cpp names and layouts) for torch_bert.py.
 void write_weights(const Graph& g, const std::string& dir) {
@@ -150,10 +151,10 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     }
     std::fprintf(stderr, "bert %s: planning and compiling ours fused...\n", what.c_str());
     Ours fused(g, true);
-    Tensor ref = only_output(fused.exec->run(in));  // warm-up and the reference output
+    Tensor ref = fused.first_run(in);  // warm-up and the reference output
     std::vector<Variant> vs;
-    vs.push_back({"bert", "ours fused", "", [&] { return time_ms([&] { fused.exec->run(in); }); }, ref});
-    vs.back().note = std::to_string(fused.plan.groups.size()) + " groups";
+    vs.push_back({"bert", "ours fused", "", [&] { return time_ms([&] { fused.run(in); }); }, ref});
+    vs.back().note = std::to_string(fused.groups()) + " groups";
 
     std::unique_ptr<Ours> unfused, unpacked, onnx_fused, onnx_unfused;
 #if GAF_HAVE_DNNL
@@ -167,14 +168,14 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
     if (with_builtin && o.bert_unpacked) {
       unpacked = std::make_unique<Ours>(g, true, false);
       vs.push_back({"bert", "ours fused, weights unpacked", "",
-                    [&] { return time_ms([&] { unpacked->exec->run(in); }); }, only_output(unpacked->exec->run(in))});
+                    [&] { return time_ms([&] { unpacked->run(in); }); }, unpacked->first_run(in)});
     }
     if (with_builtin) {
       std::fprintf(stderr, "bert %s: compiling ours unfused...\n", what.c_str());
       unfused = std::make_unique<Ours>(g, false);
-      vs.push_back({"bert", "ours unfused", std::to_string(unfused->plan.groups.size()) + " groups",
-                    [&] { return time_ms([&] { unfused->exec->run(in); }); },
-                    only_output(unfused->exec->run(in))});
+      vs.push_back({"bert", "ours unfused", std::to_string(unfused->groups()) + " groups",
+                    [&] { return time_ms([&] { unfused->run(in); }); },
+                    unfused->first_run(in)});
 #if GAF_HAVE_DNNL
       std::fprintf(stderr, "bert %s: building the oneDNN encoder...\n", what.c_str());
       dnnl = std::make_unique<OnednnBert>(g, o.layers, 1, seq);
@@ -219,12 +220,12 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
       Graph og = load_model(onnx_path, oo, folder2).graph;
       onnx_fused = std::make_unique<Ours>(og, true);
       onnx_unfused = std::make_unique<Ours>(og, false);
-      vs.push_back({"onnx", "ours fused", std::to_string(onnx_fused->plan.groups.size()) + " groups",
-                    [&] { return time_ms([&] { onnx_fused->exec->run(in); }); },
-                    only_output(onnx_fused->exec->run(in))});
-      vs.push_back({"onnx", "ours unfused", std::to_string(onnx_unfused->plan.groups.size()) + " groups",
-                    [&] { return time_ms([&] { onnx_unfused->exec->run(in); }); },
-                    only_output(onnx_unfused->exec->run(in))});
+      vs.push_back({"onnx", "ours fused", std::to_string(onnx_fused->groups()) + " groups",
+                    [&] { return time_ms([&] { onnx_fused->run(in); }); },
+                    onnx_fused->first_run(in)});
+      vs.push_back({"onnx", "ours unfused", std::to_string(onnx_unfused->groups()) + " groups",
+                    [&] { return time_ms([&] { onnx_unfused->run(in); }); },
+                    onnx_unfused->first_run(in)});
     }
 
     std::fprintf(stderr, "bert %s: timing %zu variants interleaved, %d rounds...\n", what.c_str(),

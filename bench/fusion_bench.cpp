@@ -1,7 +1,8 @@
-// fusion_bench: for each fusion kind, the same graph run fused (plan_fusion) and unfused (every op
-// its own group, same schedules), both through FusedExecutor, at sizes beyond cache. Prints one
-// markdown table: median times, speed-up, the planner's predicted bytes saved, achieved GB/s (or
-// GFLOP/s for graphs with MatMuls) and the max relative difference fused vs unfused.
+// fusion_bench: for each fusion kind, the same graph run fused and unfused (every op its own
+// group, same schedules), both through the Engine, at sizes beyond cache. Prints one markdown
+// table: median times, speed-up, the planner's predicted bytes saved, achieved GB/s (or GFLOP/s
+// for graphs with MatMuls) and the max relative difference fused vs unfused; then a streaming
+// triad's GB/s in the same run, which the memory-bound rows are held against.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,16 +10,15 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "apps/gaf/model_source.h"
 #include "bench/bench_common.h"
+#include "engine/engine.h"
 #include "fusion/frontend/passes.h"
 #include "fusion/ir/builder.h"
-#include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
 
 namespace gaf {
 namespace {
@@ -36,6 +36,7 @@ struct Row {
   const char* rate_unit = "";
   double max_rel_diff = 0;
   size_t groups_fused = 0, groups_unfused = 0;
+  bool memory_bound = false;  // no MatMul: held against the triad's bandwidth
 };
 
 Tensor random_tensor(Shape s, float mean, float stddev, uint32_t seed) {
@@ -47,45 +48,73 @@ Tensor random_tensor(Shape s, float mean, float stddev, uint32_t seed) {
   return t;
 }
 
-// The one measurement: plan `g` fused and unfused, compile both, one warm-up run each, then
-// `repeat` timed runs of each (interleaved, so load changes hit both alike).
+// The one measurement: `g` through the Engine fused and unfused (weights packed, as gaf run
+// runs it), one warm-up run each, then `repeat` timed runs of each (interleaved, so load changes
+// hit both alike), each into the same caller-owned outputs.
 Row time_fused_vs_unfused(const std::string& name, const std::string& shape, const Graph& g, int repeat) {
   std::fprintf(stderr, "%s %s: planning and compiling...\n", name.c_str(), shape.c_str());
   TensorMap inputs = make_default_inputs(g, 0);
-  PlannerOptions off;
-  off.enabled = false;
-  Graph fused_graph = g;  // the planner's rewrites (horizontal MatMul) apply to this copy
-  FusionPlan fused_plan = plan_fusion_rewriting(fused_graph, {}, RuleRegistry::builtin());
-  FusionPlan unfused_plan = plan_fusion(g, off);
-  FusedExecutor fused(fused_graph, fused_plan), unfused(g, unfused_plan);
-  TensorMap fused_out = fused.run(inputs), unfused_out = unfused.run(inputs);  // warm-up
+  EngineOptions off;
+  off.fusion.enabled = false;
+  Engine fused(Graph(g), EngineOptions(), name), unfused(Graph(g), off, name);  // copies share the weights
+  TensorMap fused_out, unfused_out;
+  fused.run(inputs, fused_out);  // warm-up
+  unfused.run(inputs, unfused_out);
 
   std::vector<double> tf, tu;
-  auto time_ms = [&](FusedExecutor& ex) {
+  auto time_ms = [&](Engine& e, TensorMap& out) {
     auto t0 = std::chrono::steady_clock::now();
-    ex.run(inputs);
+    e.run(inputs, out);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
   for (int i = 0; i < repeat; ++i) {
-    tf.push_back(time_ms(fused));
-    tu.push_back(time_ms(unfused));
+    tf.push_back(time_ms(fused, fused_out));
+    tu.push_back(time_ms(unfused, unfused_out));
   }
 
   Row r{name, shape};
   r.fused_ms = median(tf);
   r.unfused_ms = median(tu);
-  r.groups_fused = fused_plan.groups.size();
-  r.groups_unfused = unfused_plan.groups.size();
+  r.groups_fused = fused.plan().groups.size();
+  r.groups_unfused = unfused.plan().groups.size();
   int64_t traffic = 0;
-  for (const FusionGroup& grp : fused_plan.groups) {
+  for (const FusionGroup& grp : fused.plan().groups) {
     r.bytes_saved += grp.bytes_saved();
     traffic += grp.bytes_fused;
   }
   double flops = matmul_flops(g);
   r.rate_unit = flops > 0 ? "GFLOP/s" : "GB/s";
   r.rate = (flops > 0 ? flops : static_cast<double>(traffic)) / (r.fused_ms * 1e6);
+  r.memory_bound = flops == 0;
   r.max_rel_diff = max_rel_diff(fused_out, unfused_out);
   return r;
+}
+
+// The machine's streaming bandwidth in this run: STREAM's triad a = b + s * c over three float
+// arrays of `n` elements (3 x 64 MB at n = 16M, far beyond cache), one contiguous slice per
+// hardware thread, counted as STREAM counts it (12 bytes per element: two reads, one write), the
+// same way the fused rows count their group inputs and outputs. Median of `repeat` runs.
+double triad_gbps(int64_t n, int repeat) {
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);  // touched once here, not in the timed runs
+  const int threads = std::max(1u, std::thread::hardware_concurrency());
+  auto run_slice = [&](int t) {
+    int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    float* __restrict pa = a.data();
+    const float* __restrict pb = b.data();
+    const float* __restrict pc = c.data();
+    for (int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + 3.0f * pc[i];
+  };
+  std::vector<double> t;
+  for (int r = 0; r <= repeat; ++r) {  // the first run is a warm-up
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int k = 1; k < threads; ++k) pool.emplace_back(run_slice, k);
+    run_slice(0);
+    for (std::thread& th : pool) th.join();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) t.push_back(ms);
+  }
+  return 12.0 * static_cast<double>(n) / (median(t) * 1e6);
 }
 
 // ---- cases: each builds one graph --------------------------------------------------------------
@@ -138,11 +167,10 @@ Graph softmax_graph(const std::vector<int64_t>& dims) {
 }
 
 Graph bert_graph(int layers, int64_t seq) {
-  ModelOptions o;
-  o.layers = layers;
-  o.seq = seq;
-  ReferenceExecutor folder;
-  return load_model("builtin:bert-base", o, folder).graph;
+  EngineOptions o;
+  o.model.layers = layers;
+  o.model.seq = seq;
+  return Engine("builtin:bert-base", o).graph();  // as loaded (not planned yet)
 }
 
 struct Case {
@@ -167,7 +195,9 @@ int run(int repeat, const std::vector<std::string>& only) {
     Graph g = c.build();
     rows.push_back(time_fused_vs_unfused(c.name, c.shape, g, repeat));
   }
-  std::printf("median of %d runs after one warm-up, fused and unfused interleaved\n\n", repeat);
+  const int64_t triad_n = int64_t{4096} * 4096;
+  const double triad = triad_gbps(triad_n, repeat);
+  std::printf("median of %d runs after one warm-up, fused and unfused interleaved, outputs reused\n\n", repeat);
   std::printf("| case | shape | groups fused/unfused | fused ms | unfused ms | unfused/fused | "
               "bytes saved (MB) | fused rate | max rel diff |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
@@ -175,6 +205,14 @@ int run(int repeat, const std::vector<std::string>& only) {
     std::printf("| %s | %s | %zu/%zu | %.2f | %.2f | %.2fx | %.1f | %.1f %s | %.2e |\n", r.name.c_str(),
                 r.shape.c_str(), r.groups_fused, r.groups_unfused, r.fused_ms, r.unfused_ms,
                 r.unfused_ms / r.fused_ms, r.bytes_saved / 1e6, r.rate, r.rate_unit, r.max_rel_diff);
+  std::printf("| triad | a = b + 3c, 3 x %lld floats, %u threads | - | %.2f | - | - | - | %.1f GB/s | - |\n",
+              static_cast<long long>(triad_n), std::max(1u, std::thread::hardware_concurrency()),
+              12.0 * triad_n / (triad * 1e6), triad);
+  std::printf("\nmemory-bound fused groups against the triad (target >= 70%%):\n");
+  for (const Row& r : rows)
+    if (r.memory_bound)
+      std::printf("  %-12s %6.1f GB/s = %5.1f%% of the triad: %s\n", r.name.c_str(), r.rate, 100 * r.rate / triad,
+                  r.rate >= 0.7 * triad ? "yes" : "NO");
   return 0;
 }
 

@@ -1,14 +1,11 @@
 // Section "matmul": each BERT-base MatMul shape with its epilogue, ours (one fused group run by
-// FusedExecutor) against oneDNN's matmul with the same post-ops, on the same inputs.
+// the Engine) against oneDNN's matmul with the same post-ops, on the same inputs.
 #include <cstdio>
 #include <memory>
 #include <random>
 
 #include "bench/bench_common.h"
-#include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
-#include "generators/weight_packing.h"
-#include "apps/gaf/model_source.h"
+#include "engine/engine.h"
 #include "runtime/tensor.h"
 #include "schedules/host_target.h"
 #include "schedules/schedule_db.h"
@@ -120,25 +117,29 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       std::fprintf(stderr, "matmul %s...\n", what);
       Graph g = matmul_graph(B, S, s);
       TensorMap in = make_default_inputs(g, 0);
-      Graph fg = g;
-      FusionPlan plan = plan_fusion_rewriting(fg, {}, RuleRegistry::builtin());
-      const Graph unpacked = fg;  // shares the weights' storage; packing replaces fg's
-      pack_matmul_weights(fg, host_params_for(host_target()));
-      FusedExecutor ours(fg, plan);
+      Engine ours(Graph(g), EngineOptions{});  // the copy shares the weights
+      const FusionPlan& plan = ours.plan();
       TensorMap ours_out = ours.run(in);  // warm-up
+      TensorMap out;
       const double flops = matmul_flops(g);
 
       Row r{"matmul", what, "ours fused"};
       r.note = std::to_string(plan.groups.size()) + (plan.groups.size() == 1 ? " group" : " groups");
-      std::vector<std::function<double()>> variants{[&] { return time_ms([&] { ours.run(in); }); }};
-      std::unique_ptr<FusedExecutor> alt;
+      std::vector<std::function<double()>> variants{[&] { return time_ms([&] { ours.run(in, out); }); }};
+      std::unique_ptr<Engine> alt;
+      ScheduleDb db;
+      TensorMap alt_out;
       double alt_diff = 0;
       if (!o.matmul_alt.empty()) {
         AltParams ap = alt_params(o.matmul_alt);
-        ScheduleDb db = alt_db(plan, ap.m);
-        alt = std::make_unique<FusedExecutor>(ap.pack ? fg : unpacked, plan, &db);
-        alt_diff = max_rel_diff(alt->run(in), ours_out);  // warm-up
-        variants.push_back([&] { return time_ms([&] { alt->run(in); }); });
+        db = alt_db(plan, ap.m);
+        EngineOptions ao;
+        ao.schedules = &db;
+        ao.pack_weights = ap.pack;
+        alt = std::make_unique<Engine>(Graph(g), ao);
+        alt->run(in, alt_out);  // warm-up
+        alt_diff = max_rel_diff(alt_out, ours_out);
+        variants.push_back([&] { return time_ms([&] { alt->run(in, alt_out); }); });
       }
 #if GAF_HAVE_DNNL
       Epilogue e = s.epi == Epi::Bias       ? Epilogue::Bias

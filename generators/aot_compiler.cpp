@@ -9,7 +9,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -17,12 +16,13 @@
 #include "generators/group_pipeline.h"
 #include "generators/memory_plan.h"
 #include "generators/weight_packing.h"
+#include "runtime/aot_plan.h"
+#include "runtime/plan_runner.h"
 #include "schedules/host_target.h"
 
 namespace gaf {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 void check_library_name(const std::string& name) {
   bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
@@ -31,8 +31,6 @@ void check_library_name(const std::string& name) {
 }
 
 namespace {
-
-json shape_json(const Shape& s) { return json(s); }
 
 // The temporary folder the outputs are written to; removed unless committed.
 class StagingDir {
@@ -76,25 +74,21 @@ void write_text(const fs::path& p, const std::string& text) {
   if (!f) throw GafError("cannot write '" + p.string() + "'");
 }
 
-}  // namespace
-
-AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const AotOptions& opts) {
-  auto t0 = std::chrono::steady_clock::now();
-  check_library_name(opts.name);
-  // One target, or several comma-separated (first preferred, last the fallback): each kernel is
-  // then compiled once per target with that target's schedule parameters, plus Halide's wrapper
-  // that picks the first one the CPU supports at run time.
-  std::vector<Halide::Target> targets;
+// One target, or several comma-separated (first preferred, last the fallback): each kernel is
+// then compiled once per target with that target's schedule parameters, plus Halide's wrapper
+// that picks the first one the CPU supports at run time.
+std::vector<Halide::Target> aot_targets(const std::string& spec_list, bool npu) {
   std::vector<std::string> specs;
   for (size_t b = 0;;) {  // "a,,b" and "a," give empty specs, refused below
-    size_t e = opts.halide_target.find(',', b);
-    specs.push_back(opts.halide_target.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    size_t e = spec_list.find(',', b);
+    specs.push_back(spec_list.substr(b, e == std::string::npos ? std::string::npos : e - b));
     if (e == std::string::npos) break;
     b = e + 1;
   }
+  std::vector<Halide::Target> targets;
   for (const std::string& spec : specs) {
     Halide::Target t = host_target();
-    if (!opts.halide_target.empty() && spec != "host") {
+    if (!spec_list.empty() && spec != "host") {
       if (spec.empty() || !Halide::Target::validate_target_string(spec))
         throw GafError("--halide-target '" + spec + "' is not a Halide target string");
       t = Halide::Target(spec);
@@ -104,41 +98,42 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
       throw GafError("--halide-target '" + spec + "': only x86-64 Linux host targets are supported");
     targets.push_back(t);
   }
-  const Halide::Target& target = targets.front();
-  if (opts.npu && targets.size() > 1)
+  if (npu && targets.size() > 1)
     throw GafError("--halide-target: an npu-tile library is compiled for one host target, not several");
-  // The kernels and the weights file see MatMul weights packed for this target's tiles (one
-  // target only: several targets' tile widths differ). The copy shares the other weights.
-  Graph g = loaded;
-  if (targets.size() == 1) pack_matmul_weights(g, host_params_for(target));
+  return targets;
+}
 
-  AotResult res;
-  res.groups = static_cast<int>(plan.groups.size());
-  for (const Halide::Target& t : targets)
-    res.target += (res.target.empty() ? "" : ",") + t.without_feature(Halide::Target::NoRuntime).to_string();
-  StagingDir stage(opts.out_dir, opts.name);
-  const std::string& name = opts.name;
+// The distinct kernels: one object per signature in the staging folder (with several targets, a
+// dispatching one), the plan's kernel entries, each group's function, and the header prototypes.
+struct CompiledKernels {
+  std::vector<AotKernel> kernels;
+  std::vector<std::string> fn_of_group;
+  std::string prototypes;
+  int tuned = 0;
+};
 
-  // ---- kernels: one object per distinct signature ----
+CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const AotOptions& opts,
+                                const std::vector<Halide::Target>& targets, const StagingDir& stage) {
+  const Halide::Target& target = targets.front();
   const HostScheduleParams defaults = host_params_for(target);
   const std::string machine = opts.schedules ? host_machine_key() : "";
+  CompiledKernels out;
   std::map<std::string, std::string> fn_of_signature;
-  std::vector<std::string> objects;
-  json kernels = json::array();
   std::ostringstream protos;
-  std::vector<std::string> fn_of_group;
   for (const FusionGroup& grp : plan.groups) {
     auto it = fn_of_signature.find(grp.signature);
     if (it != fn_of_signature.end()) {
-      fn_of_group.push_back(it->second);
+      out.fn_of_group.push_back(it->second);
       continue;
     }
     const TunedSchedule* tuned =
         opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
-    std::string fn = name + "_k" + std::to_string(res.kernels);
+    std::string fn = opts.name + "_k" + std::to_string(out.kernels.size());
     try {
-      GroupPipeline p(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
-                      opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, target, opts.npu);
+      GroupPipeline p(g, grp,
+                      {tuned ? with_tuned(defaults, *tuned) : defaults,
+                       opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu},
+                      target);
       if (p.has_pipeline() && targets.size() == 1) {
         std::string obj = stage.path(fn + ".o").string();
         p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
@@ -150,21 +145,23 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
           bool primary = t == targets.front();  // tuned parameters were measured on this machine
           HostScheduleParams params = host_params_for(t);
           if (primary && tuned) params = with_tuned(params, *tuned);
-          keep.push_back(std::make_unique<GroupPipeline>(g, grp, params, ScheduleSource::Host, t));
+          keep.push_back(std::make_unique<GroupPipeline>(g, grp, KernelOptions{params}, t));
           return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
         };
         Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
                                     targets, suffixes, factory);
       }
-      json k = {{"function", p.has_pipeline() ? fn : ""},
-                {"signature", grp.signature},
-                {"tuned", tuned != nullptr},
-                {"first_group", grp.id}};
+      AotKernel k;
+      k.function = p.has_pipeline() ? fn : "";
+      k.signature = grp.signature;
+      k.tuned = tuned != nullptr;
+      k.first_group = grp.id;
       if (p.npu()) {  // what the plan runtime's simulator counts, and the tiles chosen
-        k["npu_stages"] = json::parse(npu_stage_map_json(p.npu()->stages));
-        k["npu_tiles"] = p.npu()->tiles;
+        k.has_npu = true;
+        k.npu_stages = p.npu()->stages;
+        k.npu_tiles = p.npu()->tiles;
       }
-      kernels.push_back(k);
+      out.kernels.push_back(k);
       if (p.has_pipeline()) {
         size_t nargs = grp.inputs.size() + p.computed().size();
         protos << "int " << fn << "(";
@@ -178,136 +175,177 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
                      "): Halide compile error: " + std::string(e.what()));
     }
     fn_of_signature[grp.signature] = fn;
-    fn_of_group.push_back(fn);
-    ++res.kernels;
-    res.tuned_kernels += tuned != nullptr;
+    out.fn_of_group.push_back(fn);
+    out.tuned += tuned != nullptr;
   }
+  out.prototypes = protos.str();
+  return out;
+}
 
-  // ---- the Halide runtime once, then one static library ----
-  // (for several targets, the fallback's: it must run on every CPU the library does)
+// The Halide runtime once (for several targets, the fallback's: it must run on every CPU the
+// library does), then every object of the staging folder into NAME.a.
+void link_library(const std::vector<Halide::Target>& targets, const StagingDir& stage, const std::string& name) {
   std::string rt = stage.path(name + "_halide_runtime.o").string();
   Halide::compile_standalone_runtime({{Halide::OutputFileType::object, rt}},
                                      targets.back().without_feature(Halide::Target::NoRuntime));
+  std::vector<std::string> objects;
   for (const auto& e : fs::directory_iterator(stage.path("")))
     if (e.path().extension() == ".o") objects.push_back(e.path().string());
   std::sort(objects.begin(), objects.end());
-  Halide::create_static_library(objects, target, stage.path(name + ".a").string());
+  Halide::create_static_library(objects, targets.front(), stage.path(name + ".a").string());
+}
 
-  // ---- the header: prototypes and the kernel table ----
+// The header: prototypes, the kernel table, and the table's hash (the plan carries the same).
+std::string header_text(const AotPlan& plan, const CompiledKernels& ks, int kernels) {
+  const std::string& name = plan.name;
   std::ostringstream h;
-  h << "// Generated by gaf compile (graph-autofusion) from " << opts.model << " for " << res.target
-    << ".\n// " << plan.groups.size() << " groups, " << res.kernels << " kernels. Plan: " << name
-    << ".plan.json, weights: " << name << ".weights.\n"
+  h << "// Generated by gaf compile (graph-autofusion) from " << plan.model << " for " << plan.halide_target
+    << ".\n// " << plan.groups.size() << " groups, " << kernels << " kernels. Plan: " << plan.name
+    << ".plan.json, weights: " << plan.weights_file << ".\n"
     << "// Every kernel takes its group's inputs then its outputs as halide_buffer_t*.\n"
     << "#pragma once\n\n#include <HalideRuntime.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-    << protos.str()
-    << "\n#ifndef GAF_AOT_KERNEL_DEFINED\n#define GAF_AOT_KERNEL_DEFINED\n"
-    << "typedef struct gaf_aot_kernel {\n  const char* name;\n  int (*argv)(void** args);\n} gaf_aot_kernel;\n"
-    << "#endif\n\n"
+    << ks.prototypes << "\n" << kAotKernelTypes << "\n"
     << "static const gaf_aot_kernel " << name << "_kernels[] = {\n";
-  for (const json& k : kernels)
-    if (!k["function"].get<std::string>().empty())
-      h << "    {\"" << k["function"].get<std::string>() << "\", " << k["function"].get<std::string>() << "_argv},\n";
-  h << "    {0, 0}};\n\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
-  write_text(stage.path(name + ".h"), h.str());
+  for (const AotKernel& k : ks.kernels)
+    if (!k.function.empty()) h << "    {\"" << k.function << "\", " << k.function << "_argv},\n";
+  h << "    {0, 0}};\n\n"
+    << "// The plan's kernels and argument shapes these functions were compiled for (PlanRunner\n"
+    << "// refuses a plan file that does not match).\n"
+    << "static const gaf_aot_library " << name << "_library = {" << name << "_kernels, \""
+    << plan.kernel_table_hash_recorded << "\"};\n"
+    << "\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
+  return h.str();
+}
 
-  // ---- weights: every constant the groups read (and constant graph outputs) ----
-  MemoryPlan mp = plan_memory(g, plan);
-  res.arena_bytes = mp.arena_bytes;
-  res.lower_bound = mp.lower_bound;
-  std::map<std::string, size_t> slot_of;
-  for (size_t i = 0; i < mp.slots.size(); ++i) slot_of[mp.slots[i].value] = i;
-  std::set<std::string> inputs(g.inputs().begin(), g.inputs().end());
-  std::vector<std::string> weight_names;
-  std::set<std::string> seen;
-  auto note_weight = [&](const std::string& v) {
-    if (!slot_of.count(v) && !inputs.count(v) && g.value(v).constant && seen.insert(v).second)
-      weight_names.push_back(v);
+// Every constant the groups read (and constant graph outputs), 64-byte aligned; `total` gets the
+// file's size.
+std::vector<AotWeight> weight_entries(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, int64_t& total) {
+  std::set<std::string> skip(g.inputs().begin(), g.inputs().end());
+  for (const ArenaSlot& s : mp.slots) skip.insert(s.value);
+  std::vector<AotWeight> weights;
+  int64_t off = 0;
+  auto note = [&](const std::string& v) {
+    if (!g.value(v).constant || !skip.insert(v).second) return;
+    const Tensor& t = *g.value(v).constant;
+    AotWeight e;
+    e.name = v;
+    e.dtype = t.dtype();
+    e.shape = t.shape();
+    e.offset = (off + 63) / 64 * 64;
+    e.bytes = static_cast<int64_t>(t.nbytes());
+    off = e.offset + e.bytes;
+    weights.push_back(e);
   };
   for (const FusionGroup& grp : plan.groups)
-    for (const std::string& in : grp.inputs) note_weight(in);
-  for (const std::string& o : g.outputs()) note_weight(o);
-  json weights = json::array();
-  {
-    std::ofstream wf(stage.path(name + ".weights"), std::ios::binary);
-    int64_t off = 0;
-    for (const std::string& w : weight_names) {
-      const Tensor& t = *g.value(w).constant;
-      int64_t pad = (off + 63) / 64 * 64 - off;
-      static const char zeros[64] = {};
-      wf.write(zeros, pad);
-      off += pad;
-      wf.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
-      weights.push_back({{"name", w}, {"dtype", dtype_name(t.dtype())}, {"shape", shape_json(t.shape())},
-                         {"offset", off}, {"bytes", t.nbytes()}});
-      off += static_cast<int64_t>(t.nbytes());
-    }
-    wf.flush();
-    if (!wf) throw GafError("cannot write '" + stage.path(name + ".weights").string() + "'");
-    res.weight_bytes = off;
-  }
+    for (const std::string& in : grp.inputs) note(in);
+  for (const std::string& o : g.outputs()) note(o);
+  total = off;
+  return weights;
+}
 
-  // ---- the plan file ----
-  auto value_json = [&](const std::string& v) {
-    const Value& val = g.value(v);
-    return json{{"name", v}, {"dtype", dtype_name(val.type.dtype)}, {"shape", shape_json(val.type.shape())}};
-  };
-  json j;
-  j["schema"] = "graph-autofusion/aot-plan/1";
-  j["name"] = name;
-  j["model"] = opts.model;
-  j["halide_target"] = res.target;
-  j["target"] = opts.npu ? "npu-tile" : "host";
-  if (opts.npu) j["npu_target"] = json::parse(npu_target_json(*opts.npu));
-  j["library"] = name + ".a";
-  j["header"] = name + ".h";
-  j["weights_file"] = name + ".weights";
-  j["weights_bytes"] = res.weight_bytes;
-  j["inputs"] = json::array();
-  for (const std::string& in : g.inputs()) j["inputs"].push_back(value_json(in));
-  j["outputs"] = json::array();
-  for (const std::string& o : g.outputs()) j["outputs"].push_back(value_json(o));
-  j["kernels"] = kernels;
-  j["arena"] = {{"bytes", mp.arena_bytes}, {"lower_bound", mp.lower_bound},
-                {"alignment", MemoryPlan::kArenaAlignment}};
-  json buffers = json::array();
-  for (const ArenaSlot& s : mp.slots) {
-    json b = value_json(s.value);
-    b["offset"] = s.offset;
-    b["bytes"] = s.bytes;
-    b["live"] = {s.first, s.last};
-    buffers.push_back(b);
+void write_weights_file(const Graph& g, const std::vector<AotWeight>& weights, const fs::path& path) {
+  std::ofstream wf(path, std::ios::binary);
+  int64_t off = 0;
+  static const char zeros[64] = {};
+  for (const AotWeight& w : weights) {
+    wf.write(zeros, w.offset - off);
+    wf.write(static_cast<const char*>(g.value(w.name).constant->raw()), static_cast<std::streamsize>(w.bytes));
+    off = w.offset + w.bytes;
   }
-  j["buffers"] = buffers;
-  j["weights"] = weights;
-  json groups = json::array();
+  wf.flush();
+  if (!wf) throw GafError("cannot write '" + path.string() + "'");
+}
+
+AotTensor aot_tensor(const Graph& g, const std::string& v) {
+  const Value& val = g.value(v);
+  return AotTensor{v, val.type.dtype, val.type.shape()};
+}
+
+// The plan file's content: the graph's inputs and outputs, the arena, the groups in order.
+AotPlan make_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, const AotOptions& opts,
+                  const CompiledKernels& ks) {
+  AotPlan p;
+  p.name = opts.name;
+  p.model = opts.model;
+  p.npu = opts.npu != nullptr;
+  if (opts.npu) p.npu_target = *opts.npu;
+  p.library = opts.name + ".a";
+  p.header = opts.name + ".h";
+  p.weights_file = opts.name + ".weights";
+  for (const std::string& in : g.inputs()) p.inputs.push_back(aot_tensor(g, in));
+  for (const std::string& o : g.outputs()) p.outputs.push_back(aot_tensor(g, o));
+  p.kernels = ks.kernels;
+  p.arena_bytes = mp.arena_bytes;
+  p.arena_lower_bound = mp.lower_bound;
+  p.arena_alignment = MemoryPlan::kArenaAlignment;
+  for (const ArenaSlot& s : mp.slots) {
+    AotBuffer b;
+    static_cast<AotTensor&>(b) = aot_tensor(g, s.value);
+    b.offset = s.offset;
+    b.bytes = s.bytes;
+    b.first = s.first;
+    b.last = s.last;
+    p.buffers.push_back(b);
+  }
   for (size_t s = 0; s < plan.groups.size(); ++s) {
     const FusionGroup& grp = plan.groups[s];
-    json outs = json::array(), computed = json::array();
-    for (const std::string& o : grp.outputs) {
-      outs.push_back(o);
-      if (shape_numel(g.value(o).type.shape()) > 0) computed.push_back(o);
-    }
-    bool empty = computed.empty();
-    groups.push_back({{"id", grp.id},
-                      {"kind", fusion_kind_name(grp.kind)},
-                      {"label", group_label(g, grp)},
-                      {"kernel", empty ? "" : fn_of_group[s]},
-                      {"inputs", grp.inputs},
-                      {"outputs", outs},
-                      {"kernel_outputs", computed}});
+    AotGroup a;
+    a.id = grp.id;
+    a.kind = fusion_kind_name(grp.kind);
+    a.label = group_label(g, grp);
+    a.inputs = grp.inputs;
+    a.outputs = grp.outputs;
+    for (const std::string& o : grp.outputs)
+      if (shape_numel(g.value(o).type.shape()) > 0) a.kernel_outputs.push_back(o);
+    a.kernel = a.kernel_outputs.empty() ? "" : ks.fn_of_group[s];
+    p.groups.push_back(a);
   }
-  j["groups"] = groups;
-  write_text(stage.path(name + ".plan.json"), j.dump(1) + "\n");
+  return p;
+}
+
+}  // namespace
+
+AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const AotOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  check_library_name(opts.name);
+  const std::vector<Halide::Target> targets = aot_targets(opts.halide_target, opts.npu != nullptr);
+  // The kernels and the weights file see MatMul weights packed for this target's tiles (one
+  // target only: several targets' tile widths differ). The copy shares the other weights.
+  Graph g = loaded;
+  if (targets.size() == 1) pack_matmul_weights(g, host_params_for(targets.front()));
+
+  AotResult res;
+  res.groups = static_cast<int>(plan.groups.size());
+  for (const Halide::Target& t : targets)
+    res.target += (res.target.empty() ? "" : ",") + t.without_feature(Halide::Target::NoRuntime).to_string();
+  StagingDir stage(opts.out_dir, opts.name);
+  const std::string& name = opts.name;
+
+  const CompiledKernels ks = compile_kernels(g, plan, opts, targets, stage);
+  res.kernels = static_cast<int>(ks.kernels.size());
+  res.tuned_kernels = ks.tuned;
+  link_library(targets, stage, name);
+
+  const MemoryPlan mp = plan_memory(g, plan);
+  res.arena_bytes = mp.arena_bytes;
+  res.lower_bound = mp.lower_bound;
+  AotPlan p = make_plan(g, plan, mp, opts, ks);
+  p.halide_target = res.target;
+  p.weights = weight_entries(g, plan, mp, p.weights_bytes);
+  write_weights_file(g, p.weights, stage.path(p.weights_file));
+  res.weight_bytes = p.weights_bytes;
+  p.kernel_table_hash_recorded = p.kernel_table_hash();
+  p.validate("the plan of " + name);  // what the runner will check, checked here first
+  write_text(stage.path(name + ".h"), header_text(p, ks, res.kernels));
+  write_text(stage.path(name + ".plan.json"), p.to_json());
 
   res.files = stage.commit({name + ".a", name + ".h", name + ".weights", name + ".plan.json"});
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
 
-std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& loaded, const FusionPlan& plan,
-                                                                   const std::string& name,
-                                                                   const ScheduleDb* schedules) {
+JitKernelTable jit_kernel_table(const Graph& loaded, const FusionPlan& plan, const std::string& name,
+                                const ScheduleDb* schedules) {
   check_library_name(name);
   const HostScheduleParams defaults = host_params_for(host_target());
   // Packed as compile_plan_aot packs for one target, so the kernels match its weights file;
@@ -316,17 +354,24 @@ std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& 
   pack_matmul_weights(*packed, defaults);
   const Graph& g = *packed;
   const std::string machine = schedules ? host_machine_key() : "";
-  std::map<std::string, std::function<int(void**)>> table;
-  std::set<std::string> seen;
-  int count = 0;
+  JitKernelTable out;
+  std::map<std::string, PlanKernel>& table = out.kernels;
+  CompiledKernels names;  // compile_plan_aot's numbering, for the table hash
+  std::map<std::string, std::string> fn_of_signature;
   for (const FusionGroup& grp : plan.groups) {
-    if (!seen.insert(grp.signature).second) continue;
-    std::string fn = name + "_k" + std::to_string(count++);  // compile_plan_aot's numbering
+    auto known = fn_of_signature.find(grp.signature);
+    if (known != fn_of_signature.end()) {
+      names.fn_of_group.push_back(known->second);
+      continue;
+    }
+    std::string fn = name + "_k" + std::to_string(fn_of_signature.size());
+    fn_of_signature[grp.signature] = fn;
+    names.fn_of_group.push_back(fn);
     const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
     std::shared_ptr<GroupPipeline> p;
     try {
-      p = std::make_shared<GroupPipeline>(g, grp, tuned ? with_tuned(defaults, *tuned) : defaults,
-                                          ScheduleSource::Host, host_target());
+      p = std::make_shared<GroupPipeline>(g, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults},
+                                          host_target());
       if (!p->has_pipeline()) continue;
       p->pipeline().compile_jit(host_target());
     } catch (const Halide::CompileError& e) {
@@ -351,7 +396,13 @@ std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& 
       }
     };
   }
-  return table;
+  AotOptions named;
+  named.name = name;
+  const MemoryPlan mp = plan_memory(g, plan);
+  AotPlan p = make_plan(g, plan, mp, named, names);
+  p.weights = weight_entries(g, plan, mp, p.weights_bytes);
+  out.table_hash = p.kernel_table_hash();
+  return out;
 }
 
 }  // namespace gaf

@@ -14,6 +14,7 @@
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
 #include "runtime/npu_target.h"
+#include "runtime/plan_runner.h"
 #include "schedules/schedule_db.h"
 
 namespace gaf {
@@ -48,10 +49,14 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
 // The same kernels JIT-compiled for this machine, named as compile_plan_aot names them for
 // `name` (NAME_k0, ...), behind the plan runner's interface (runtime/plan_runner.h: PlanKernel):
 // args[i] is a halide_buffer_t*, group inputs then computed outputs; returns 0, or -1 after
-// printing the Halide error. So a plan file gaf compile wrote runs with either kernel kind.
-std::map<std::string, std::function<int(void**)>> jit_kernel_table(const Graph& g, const FusionPlan& plan,
-                                                                   const std::string& name,
-                                                                   const ScheduleDb* schedules = nullptr);
+// printing the Halide error. With the hash of the table (as the generated header's), so a plan
+// file gaf compile wrote runs with either kernel kind.
+struct JitKernelTable {
+  std::map<std::string, PlanKernel> kernels;
+  std::string table_hash;
+};
+JitKernelTable jit_kernel_table(const Graph& g, const FusionPlan& plan, const std::string& name,
+                                const ScheduleDb* schedules = nullptr);
 
 // Throws GafError unless `name` is a C identifier.
 void check_library_name(const std::string& name);

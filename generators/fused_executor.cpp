@@ -9,25 +9,16 @@
 
 namespace gaf {
 
-FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules,
-                             const CompileProgress& progress)
-    : g_(g), plan_(plan) {
-  compile(schedules, progress, nullptr);
+FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const ExecutorOptions& opts)
+    : g_(g), plan_(plan), npu_(opts.npu != nullptr) {
+  compile(opts);
 }
 
-FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu,
-                             const CompileProgress& progress)
-    : FusedExecutor(g, plan, npu, nullptr, progress) {}
-
-FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu,
-                             const ScheduleDb* schedules, const CompileProgress& progress)
-    : g_(g), plan_(plan), npu_(true) {
-  compile(schedules, progress, &npu);
-}
-
-void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& progress, const NpuTarget* npu) {
+void FusedExecutor::compile(const ExecutorOptions& opts) {
   const FusionPlan& plan = plan_;
   const Graph& g = g_;
+  const ScheduleDb* schedules = opts.schedules;
+  const NpuTarget* npu = opts.npu;
   auto t0 = std::chrono::steady_clock::now();
   const HostScheduleParams defaults = host_params_for(host_target());
   const std::string target = npu ? "npu-tile" : "host";
@@ -42,14 +33,15 @@ void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& 
       kernels_.push_back(it->second);
     } else {
       std::shared_ptr<GroupKernel> k =
-          compile_group_kernel(g, grp, tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
-                               npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
-                               tuned && npu ? tuned->npu : NpuScheduleParams{});
+          compile_group_kernel(g, grp,
+                               {tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
+                                npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
+                                tuned && npu ? tuned->npu : NpuScheduleParams{}});
       ++stats_.kernels_compiled;
       by_signature_[grp.signature] = k;
       kernels_.push_back(k);
     }
-    if (progress) progress(kernels_.size(), grp);
+    if (opts.progress) opts.progress(kernels_.size(), grp);
   }
   stats_.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -57,9 +49,14 @@ void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& 
   // compiling dearly (glibc maps and unmaps large blocks until its thresholds adapt: BERT-base
   // seq 128, the second run 82 ms against 67 ms from the third on).
   const MemoryPlan memory = plan_memory(g_, plan_);
-  std::set<std::string> outputs(g_.outputs().begin(), g_.outputs().end());
+  graph_outputs_.insert(g_.outputs().begin(), g_.outputs().end());
   for (const ArenaSlot& slot : memory.slots)
-    if (!outputs.count(slot.value)) arena_offset_[slot.value] = slot.offset;
+    if (!graph_outputs_.count(slot.value)) arena_offset_[slot.value] = slot.offset;
+  for (const FusionGroup& grp : plan_.groups) {
+    reads_.push_back(grp.inputs);
+    for (const std::string& o : grp.outputs)
+      if (graph_outputs_.count(o)) computed_outputs_.insert(o);
+  }
   if (memory.arena_bytes > 0) {
     size_t bytes = static_cast<size_t>((memory.arena_bytes + 63) / 64 * 64);
     void* p = std::aligned_alloc(MemoryPlan::kArenaAlignment, bytes);
@@ -68,44 +65,60 @@ void FusedExecutor::compile(const ScheduleDb* schedules, const CompileProgress& 
   }
 }
 
-std::vector<Tensor> FusedExecutor::output_tensors(size_t s, bool in_arena) {
+std::vector<Tensor> FusedExecutor::output_tensors(size_t s, TensorMap* caller) {
   const FusionGroup& grp = plan_.groups[s];
   const std::vector<TensorDesc>& descs = kernels_.at(s)->output_descs();
   std::vector<Tensor> outs;
   for (size_t k = 0; k < descs.size(); ++k) {
-    auto at = in_arena && k < grp.outputs.size() ? arena_offset_.find(grp.outputs[k]) : arena_offset_.end();
-    if (at != arena_offset_.end() && arena_)
+    const std::string* name = k < grp.outputs.size() ? &grp.outputs[k] : nullptr;
+    auto at = caller && name ? arena_offset_.find(*name) : arena_offset_.end();
+    if (at != arena_offset_.end() && arena_) {
       outs.push_back(Tensor::in_storage(descs[k].dtype, descs[k].shape,
                                         std::shared_ptr<uint8_t>(arena_, arena_.get() + at->second)));
-    else
-      outs.push_back(Tensor::uninitialized(descs[k].dtype, descs[k].shape));
+      continue;
+    }
+    if (caller && name && graph_outputs_.count(*name)) {
+      Tensor& t = (*caller)[*name];
+      if (t.dtype() != descs[k].dtype || t.shape() != descs[k].shape || !t.raw())
+        t = Tensor::uninitialized(descs[k].dtype, descs[k].shape);
+      outs.push_back(t);  // shares the caller's storage
+      continue;
+    }
+    outs.push_back(Tensor::uninitialized(descs[k].dtype, descs[k].shape));
   }
   return outs;
 }
 
 TensorMap FusedExecutor::run(const TensorMap& inputs) {
+  TensorMap outputs;
+  run(inputs, outputs);
+  return outputs;
+}
+
+void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
   check_graph_inputs(g_, inputs);
-  std::vector<std::vector<std::string>> reads;
-  for (const FusionGroup& grp : plan_.groups) reads.push_back(grp.inputs);
-  ValueStore store(g_, inputs, reads);
+  ValueStore store(g_, inputs, reads_);
   group_ms_.assign(plan_.groups.size(), 0.0);
   if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
+  std::vector<const Tensor*> ins;
   for (size_t s = 0; s < plan_.groups.size(); ++s) {
     const FusionGroup& grp = plan_.groups[s];
-    std::vector<const Tensor*> ins;
+    ins.clear();
     for (const std::string& in : grp.inputs) ins.push_back(store.get(in));
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<Tensor> outs = run_kernel(s, ins, output_tensors(s, true));
+    std::vector<Tensor> outs = run_kernel(s, ins, output_tensors(s, &outputs));
     if (profile_)
       group_ms_[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     store.finish_step(s, grp.outputs, outs, grp.inputs);
   }
   stats_.peak_bytes = std::max(stats_.peak_bytes, store.peak_bytes());
-  return store.graph_outputs();
+  // Graph outputs no group computes (a graph input or a constant passed through) are shared.
+  for (const std::string& o : g_.outputs())
+    if (!computed_outputs_.count(o)) outputs[o] = *store.get(o);
 }
 
 std::vector<Tensor> FusedExecutor::run_group(size_t s, const std::vector<const Tensor*>& inputs) {
-  return run_kernel(s, inputs, output_tensors(s, false));  // the caller keeps them: not the arena
+  return run_kernel(s, inputs, output_tensors(s, nullptr));  // the caller keeps them: not the arena
 }
 
 std::vector<Tensor> FusedExecutor::run_kernel(size_t s, const std::vector<const Tensor*>& inputs,

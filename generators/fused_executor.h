@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "fusion/planner/plan.h"
 #include "generators/group_kernel.h"
@@ -15,25 +16,32 @@
 
 namespace gaf {
 
+// Called after each group's kernel is ready (compiled or shared): groups done so far, the group.
+using CompileProgress = std::function<void(size_t done, const FusionGroup& grp)>;
+
+struct ExecutorOptions {
+  // A group whose signature this database holds for this machine (host) or for `npu`'s
+  // npu_machine_key (npu-tile) uses the tuned parameters (stats() counts them, tuned() tells
+  // which); the others the target's defaults.
+  const ScheduleDb* schedules = nullptr;
+  // The NPU tile model: every group with the NPU schedules for this target, run on the host, its
+  // staging copies counted by the simulator (npu_counts()). GafError when a tile cannot fit.
+  const NpuTarget* npu = nullptr;
+  CompileProgress progress;
+};
+
 class FusedExecutor {
  public:
-  // Called after each group's kernel is ready (compiled or shared): groups done so far, the group.
-  using CompileProgress = std::function<void(size_t done, const FusionGroup& grp)>;
-  // Compiles every distinct group signature now (compile time is in stats()). With `schedules`,
-  // a group whose signature it holds for this machine uses the tuned parameters (stats()
-  // counts them, tuned() tells which), the others the target's defaults.
-  explicit FusedExecutor(const Graph& g, const FusionPlan& plan, const ScheduleDb* schedules = nullptr,
-                         const CompileProgress& progress = {});
-  // The NPU tile model: every group with the NPU schedules for `npu`, run on the host, its
-  // staging copies counted by the simulator (npu_counts()). GafError when a tile cannot fit.
-  // With `schedules`, a group whose signature it holds for target "npu-tile" and this NPU target
-  // (npu_machine_key) uses gaf-tune's tile overrides.
-  FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, const CompileProgress& progress = {});
-  FusedExecutor(const Graph& g, const FusionPlan& plan, const NpuTarget& npu, const ScheduleDb* schedules,
-                const CompileProgress& progress = {});
-  // Intermediates live in one arena laid out by plan_memory (allocated once, reused by every
-  // run: no allocation or page fault per run); graph outputs are allocated per run. Not
-  // re-entrant: one run at a time per executor.
+  using CompileProgress = gaf::CompileProgress;
+  // Compiles every distinct group signature now (compile time is in stats()).
+  explicit FusedExecutor(const Graph& g, const FusionPlan& plan, const ExecutorOptions& opts = {});
+  // Runs the graph into `outputs`, which the caller keeps across runs: a graph output already
+  // there with the planned dtype and shape is computed in place, any other is allocated there.
+  // Intermediates live in one arena laid out by plan_memory (allocated once at compile), so a
+  // steady-state run allocates no tensor memory and takes no page faults. Not re-entrant: one
+  // run at a time per executor.
+  void run(const TensorMap& inputs, TensorMap& outputs);
+  // The same into fresh output tensors.
   TensorMap run(const TensorMap& inputs);
   // Runs group `s` alone: inputs in FusionGroup::inputs order, outputs in FusionGroup::outputs
   // order (gaf verify feeds it the reference's tensors).
@@ -49,7 +57,7 @@ class FusedExecutor {
   std::vector<std::string> npu_tiles(size_t s) const { return kernels_.at(s)->npu_tiles(); }
 
  private:
-  void compile(const ScheduleDb* schedules, const CompileProgress& progress, const NpuTarget* npu);
+  void compile(const ExecutorOptions& opts);
 
   const Graph& g_;
   const FusionPlan& plan_;
@@ -63,8 +71,11 @@ class FusedExecutor {
   std::vector<NpuCounts> npu_counts_;
   std::shared_ptr<uint8_t> arena_;                 // run()'s intermediates (see run)
   std::map<std::string, int64_t> arena_offset_;   // value -> offset in arena_
-  // Group s's output tensors, in FusionGroup::outputs order: in the arena when `in_arena`.
-  std::vector<Tensor> output_tensors(size_t s, bool in_arena);
+  std::set<std::string> graph_outputs_, computed_outputs_;  // the latter: written by some group
+  std::vector<std::vector<std::string>> reads_;    // per group, the values it reads
+  // Group s's output tensors, in FusionGroup::outputs order: with `caller` (run()), graph
+  // outputs in the caller's map (reused when they fit) and intermediates in the arena; else fresh.
+  std::vector<Tensor> output_tensors(size_t s, TensorMap* caller);
   std::vector<Tensor> run_kernel(size_t s, const std::vector<const Tensor*>& inputs, std::vector<Tensor> outs);
 };
 

@@ -13,12 +13,11 @@ int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { retu
 
 class JitGroupKernel : public GroupKernel {
  public:
-  JitGroupKernel(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                 ScheduleSource source, const NpuTarget* npu, const NpuScheduleParams& npu_params)
-      : id_(grp.id), p_(g, grp, params, source, host_target(), npu, npu_params) {
+  JitGroupKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts)
+      : id_(grp.id), p_(g, grp, opts, host_target()) {
     if (!p_.has_pipeline()) return;
     // NPU kernels report their staging copies to the simulator (npu_sim.h).
-    if (source == ScheduleSource::NpuTile) p_.pipeline().jit_handlers().custom_trace = npu_trace;
+    if (opts.source == ScheduleSource::NpuTile) p_.pipeline().jit_handlers().custom_trace = npu_trace;
     p_.pipeline().compile_jit(host_target());
   }
 
@@ -38,11 +37,9 @@ class JitGroupKernel : public GroupKernel {
 
 }  // namespace
 
-std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
-                                                  const HostScheduleParams& params, ScheduleSource source,
-                                                  const NpuTarget* npu, const NpuScheduleParams& npu_params) {
+std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts) {
   try {
-    return std::make_unique<JitGroupKernel>(g, grp, params, source, npu, npu_params);
+    return std::make_unique<JitGroupKernel>(g, grp, opts);
   } catch (const Halide::CompileError& e) {
     throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
                    "): Halide compile error: " + std::string(e.what()));

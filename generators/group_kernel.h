@@ -32,12 +32,15 @@ class GroupKernel {
 // NPU tile model's schedules (schedules/npu_schedule.h; run on the host, traced for the simulator).
 enum class ScheduleSource { Host, Mullapudi2016, NpuTile };
 
+// How one group's kernel is scheduled (the JIT kernel and the AOT GroupPipeline alike).
+struct KernelOptions {
+  HostScheduleParams params;  // the host schedules' parameters (the target's defaults or a tuned entry)
+  ScheduleSource source = ScheduleSource::Host;
+  const NpuTarget* npu = nullptr;  // NpuTile: the target whose buffers the tiles fit
+  NpuScheduleParams npu_params;    // NpuTile: tile overrides (gaf-tune)
+};
+
 // `g` must be static and typed; value inputs of members must be constants.
-// NpuTile needs `npu`, the target whose buffers the tiles fit; `npu_params` overrides its tiles.
-std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp,
-                                                  const HostScheduleParams& params,
-                                                  ScheduleSource source = ScheduleSource::Host,
-                                                  const NpuTarget* npu = nullptr,
-                                                  const NpuScheduleParams& npu_params = {});
+std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts);
 
 }  // namespace gaf

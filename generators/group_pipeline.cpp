@@ -16,10 +16,8 @@ namespace gaf {
 
 using namespace Halide;
 
-GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                             ScheduleSource source, const Target& target, const NpuTarget* npu,
-                             const NpuScheduleParams& npu_params)
-    : id_(grp.id), npu_source_(source == ScheduleSource::NpuTile) {
+GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const KernelOptions& opts, const Target& target)
+    : id_(grp.id), npu_source_(opts.source == ScheduleSource::NpuTile) {
   params_.resize(grp.inputs.size());
   for (const std::string& in : grp.inputs) {
     const Value& v = g.value(in);
@@ -43,25 +41,25 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const HostS
     out_funcs_.push_back(t.func);
   }
   if (out_funcs_.empty()) return;
-  if (source == ScheduleSource::NpuTile) {
-    if (!npu) throw GafError("group g" + std::to_string(grp.id) + ": the NPU tile schedule needs a target");
+  if (opts.source == ScheduleSource::NpuTile) {
+    if (!opts.npu) throw GafError("group g" + std::to_string(grp.id) + ": the NPU tile schedule needs a target");
     std::vector<TensorFunc> computed;
     for (int k : computed_) computed.push_back(outputs[k]);
     std::vector<NpuGroupInput> ins;
     for (size_t k = 0; k < params_.size(); ++k) ins.push_back(NpuGroupInput{params_[k], in_descs_[k].shape});
     npu_ = apply_npu_schedule("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) + ")",
-                              computed, members, ins, *npu, npu_params);
+                              computed, members, ins, *opts.npu, opts.npu_params);
     out_funcs_ = npu_->gm_outputs;  // the GM copies of the outputs' UB tiles
-  } else if (source == ScheduleSource::Host) {
+  } else if (opts.source == ScheduleSource::Host) {
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
-    apply_fused_schedule(outputs, anchor, members, params);
+    apply_fused_schedule(outputs, anchor, members, opts.params);
   }
   for (size_t j = 0; j < out_funcs_.size(); ++j) {
     Func f = out_funcs_[j];
     constrain_dense(f.output_buffer(), outs_[computed_[j]].shape);
   }
   pipeline_ = Pipeline(out_funcs_);
-  if (source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
+  if (opts.source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
   if (std::getenv("GAF_PRINT_LOOP_NEST")) {  // schedule debugging: the loop nest Halide lowers
     std::fprintf(stderr, "loop nest of group g%d (%s):\n", grp.id, grp.signature.c_str());
     pipeline_.print_loop_nest();

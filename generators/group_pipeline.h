@@ -17,12 +17,10 @@ namespace gaf {
 class GroupPipeline {
  public:
   // The group's members composed (or its rule's generate step), the fused host schedule with
-  // `params` applied for `target` (or Mullapudi2016's, or with NpuTile the NPU tile model's for
-  // `npu`, with `npu_params`' tile overrides). Throws Halide::CompileError, or GafError when an
-  // NPU tile cannot fit or an override is illegal.
-  GroupPipeline(const Graph& g, const FusionGroup& grp, const HostScheduleParams& params,
-                ScheduleSource source, const Halide::Target& target, const NpuTarget* npu = nullptr,
-                const NpuScheduleParams& npu_params = {});
+  // `opts.params` applied for `target` (or Mullapudi2016's, or with NpuTile the NPU tile model's
+  // for `opts.npu`, with `opts.npu_params`' tile overrides). Throws Halide::CompileError, or
+  // GafError when an NPU tile cannot fit or an override is illegal.
+  GroupPipeline(const Graph& g, const FusionGroup& grp, const KernelOptions& opts, const Halide::Target& target);
 
   // False when every output is zero-sized: nothing to compute, no pipeline.
   bool has_pipeline() const { return !computed_.empty(); }

@@ -37,8 +37,8 @@ NpuPlanModel model_plan_on_npu(const Graph& g, const FusionPlan& plan, const Ten
   PlannerOptions off;
   off.enabled = false;
   FusionPlan single = plan_fusion(g, off);
-  FusedExecutor fused(g, plan, target, schedules, progress.compile_fused);
-  FusedExecutor unfused(g, single, target, schedules, progress.compile_unfused);
+  FusedExecutor fused(g, plan, {schedules, &target, progress.compile_fused});
+  FusedExecutor unfused(g, single, {schedules, &target, progress.compile_unfused});
   TensorMap fused_out = fused.run(inputs), unfused_out = unfused.run(inputs);
 
   NpuPlanModel m;

@@ -19,12 +19,13 @@ double median(std::vector<double> v) {
 std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups,
                                                    const TensorMap& inputs, int runs) {
   ex.set_profiling(true);
-  ex.run(inputs);
+  TensorMap outs;  // reused by every run, as a caller of run() keeps its outputs
+  ex.run(inputs, outs);
   std::vector<double> forward;
   std::vector<std::vector<double>> per(groups);
   for (int r = 0; r < runs; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    ex.run(inputs);
+    ex.run(inputs, outs);
     forward.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     for (size_t k = 0; k < groups; ++k) per[k].push_back(ex.group_ms()[k]);
   }
@@ -38,8 +39,8 @@ PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap
   PlannerOptions off;
   off.enabled = false;
   FusionPlan single = plan_fusion(g, off);
-  FusedExecutor fused(g, plan, nullptr, progress.compile_fused);
-  FusedExecutor unfused(g, single, nullptr, progress.compile_unfused);
+  FusedExecutor fused(g, plan, {nullptr, nullptr, progress.compile_fused});
+  FusedExecutor unfused(g, single, {nullptr, nullptr, progress.compile_unfused});
   PlanProfile p;
   p.runs = runs;
   auto [fused_fwd, fused_ms] = time_groups(fused, plan.groups.size(), inputs, runs);

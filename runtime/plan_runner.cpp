@@ -2,21 +2,25 @@
 
 #include <HalideRuntime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <mutex>
+#include <sstream>
 
-// The Halide runtime inside an AOT library defines halide_set_custom_trace; weak here, so a
-// program running only JIT kernels (no AOT runtime linked) still links.
+#include "runtime/aot_plan.h"
+
+// The Halide runtime inside an AOT library defines these; weak here, so a program running only
+// JIT kernels (no AOT runtime linked) still links.
 extern "C" halide_trace_t halide_set_custom_trace(halide_trace_t) __attribute__((weak));
+extern "C" halide_error_handler_t halide_set_error_handler(halide_error_handler_t) __attribute__((weak));
 
 namespace gaf {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
@@ -60,6 +64,29 @@ void install_npu_trace() {
   halide_set_custom_trace(npu_trace);
 }
 
+// Halide's default error handler prints the message and aborts. Ours keeps the message, the
+// kernel returns its error code, and run() throws it as a GafError naming the group.
+std::mutex g_error_mutex;
+std::string g_last_error;
+
+void keep_halide_error(void*, const char* msg) {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  g_last_error = msg;
+  std::replace(g_last_error.begin(), g_last_error.end(), '\n', ' ');  // one line
+  while (!g_last_error.empty() && (g_last_error.back() == '\n' || g_last_error.back() == ' ')) g_last_error.pop_back();
+}
+
+std::string take_halide_error() {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  std::string m = std::move(g_last_error);
+  g_last_error.clear();
+  return m;
+}
+
+void install_error_handler() {
+  if (halide_set_error_handler) halide_set_error_handler(keep_halide_error);
+}
+
 }  // namespace
 
 struct PlanRunner::Impl {
@@ -83,30 +110,7 @@ struct PlanRunner::Impl {
 
   [[noreturn]] void fail(const std::string& what) const { throw GafError(file + ": " + what); }
 
-  const json& field(const json& j, const char* key, const std::string& where) const {
-    if (!j.is_object() || !j.contains(key)) fail(where + ": missing field '" + key + "'");
-    return j.at(key);
-  }
-
-  DType dtype_of(const json& j, const std::string& where) const {
-    std::string s = field(j, "dtype", where).get<std::string>();
-    for (DType t : {DType::Float32, DType::Int64, DType::Bool})
-      if (s == dtype_name(t)) return t;
-    fail(where + ": field 'dtype': unknown dtype '" + s + "'");
-  }
-
-  TensorSpec spec_of(const json& j, const std::string& where) const {
-    TensorSpec t;
-    t.name = field(j, "name", where).get<std::string>();
-    t.dtype = dtype_of(j, where);
-    t.shape = field(j, "shape", where + " '" + t.name + "'").get<Shape>();
-    for (int64_t d : t.shape)
-      if (d < 0) fail(where + " '" + t.name + "': field 'shape': negative extent");
-    return t;
-  }
-
-  Slot& add_slot(const TensorSpec& t, Slot::Kind kind, int64_t offset, const std::string& where) {
-    if (slots.count(t.name)) fail(where + " '" + t.name + "' is listed twice");
+  Slot& add_slot(const AotTensor& t, Slot::Kind kind, int64_t offset) {
     Slot& s = slots[t.name];
     s.dtype = t.dtype;
     s.shape = t.shape;
@@ -139,106 +143,86 @@ std::map<std::string, PlanKernel> table_of(const gaf_aot_kernel* kernels) {
   return table;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw GafError(path + ": cannot open the plan file");
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+PlanRunner::TensorSpec spec_of(const AotTensor& t) { return PlanRunner::TensorSpec{t.name, t.dtype, t.shape}; }
+
 }  // namespace
 
-PlanRunner::PlanRunner(const std::string& plan_path, const gaf_aot_kernel* kernels)
-    : PlanRunner(plan_path, table_of(kernels)) {}
+PlanRunner::PlanRunner(const std::string& plan_path, const gaf_aot_library& library)
+    : PlanRunner(plan_path, table_of(library.kernels), library.table_hash ? library.table_hash : "") {}
 
-PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> table) : impl_(new Impl) {
+PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> table,
+                       const std::string& table_hash)
+    : impl_(new Impl) {
   Impl& m = *impl_;
   m.file = plan_path;
-  std::ifstream f(plan_path);
-  if (!f) throw GafError(plan_path + ": cannot open the plan file");
-  json j;
-  try {
-    j = json::parse(f);
-  } catch (const json::exception& e) {
-    m.fail(std::string("not valid JSON: ") + e.what());
+  const AotPlan plan = AotPlan::from_json(read_text(plan_path), plan_path);
+  plan.validate(plan_path);
+  if (plan.kernel_table_hash_recorded != table_hash)
+    m.fail("field 'kernel_table_hash': '" + plan.kernel_table_hash_recorded + "', the kernel library's is '" +
+           table_hash + "' (a plan compiled for another model, shape or library)");
+  install_error_handler();
+
+  for (const AotTensor& t : plan.inputs) {
+    m.ins.push_back(spec_of(t));
+    m.add_slot(t, Slot::Input, 0);
   }
-  try {
-    if (m.field(j, "schema", "plan") != "graph-autofusion/aot-plan/1")
-      m.fail("field 'schema': expected graph-autofusion/aot-plan/1");
-    for (const json& v : m.field(j, "inputs", "plan")) {
-      m.ins.push_back(m.spec_of(v, "input"));
-      m.add_slot(m.ins.back(), Slot::Input, 0, "input");
-    }
-    const json& arena = m.field(j, "arena", "plan");
-    m.arena_bytes = m.field(arena, "bytes", "arena").get<int64_t>();
-    m.lower_bound = m.field(arena, "lower_bound", "arena").get<int64_t>();
-    for (const json& b : m.field(j, "buffers", "plan")) {
-      TensorSpec t = m.spec_of(b, "buffer");
-      Slot& s = m.add_slot(t, Slot::Arena, m.field(b, "offset", "buffer '" + t.name + "'").get<int64_t>(), "buffer");
-      if (s.offset < 0 || s.offset % 64 || s.offset + s.bytes > m.arena_bytes)
-        m.fail("buffer '" + t.name + "': field 'offset' " + std::to_string(s.offset) + " is outside the arena");
-    }
-    m.weight_bytes = m.field(j, "weights_bytes", "plan").get<int64_t>();
-    for (const json& w : m.field(j, "weights", "plan")) {
-      TensorSpec t = m.spec_of(w, "weight");
-      Slot& s = m.add_slot(t, Slot::Weight, m.field(w, "offset", "weight '" + t.name + "'").get<int64_t>(), "weight");
-      if (s.offset < 0 || s.offset % 64 || s.offset + s.bytes > m.weight_bytes)
-        m.fail("weight '" + t.name + "': field 'offset' " + std::to_string(s.offset) + " is outside the weights file");
-    }
-    for (const json& v : m.field(j, "outputs", "plan")) {
-      m.outs.push_back(m.spec_of(v, "output"));
-      Slot& s = m.slot(m.outs.back().name, "output");
-      if (s.shape != m.outs.back().shape || s.dtype != m.outs.back().dtype)
-        m.fail("output '" + m.outs.back().name + "': shape or dtype differs from its buffer");
-    }
+  for (const AotTensor& t : plan.outputs) m.outs.push_back(spec_of(t));
+  m.arena_bytes = plan.arena_bytes;
+  m.lower_bound = plan.arena_lower_bound;
+  m.weight_bytes = plan.weights_bytes;
+  for (const AotBuffer& b : plan.buffers) m.add_slot(b, Slot::Arena, b.offset);
+  for (const AotWeight& w : plan.weights) m.add_slot(w, Slot::Weight, w.offset);
 
-    // Weights: one read of the whole file.
-    fs::path wpath = fs::path(plan_path).parent_path() / m.field(j, "weights_file", "plan").get<std::string>();
-    std::ifstream wf(wpath, std::ios::binary | std::ios::ate);
-    if (!wf) throw GafError(wpath.string() + ": cannot open the weights file");
-    int64_t size = static_cast<int64_t>(wf.tellg());
-    if (size != m.weight_bytes)
-      throw GafError(wpath.string() + ": " + std::to_string(size) + " bytes, the plan expects " +
-                     std::to_string(m.weight_bytes));
-    m.weights = aligned_bytes(size);
-    wf.seekg(0);
-    wf.read(reinterpret_cast<char*>(m.weights.get()), size);
-    if (!wf) throw GafError(wpath.string() + ": read failed");
-    m.arena = aligned_bytes(m.arena_bytes);
-    for (auto& [name, s] : m.slots) {
-      if (s.kind == Slot::Weight) s.buf.host = m.weights.get() + s.offset;
-      if (s.kind == Slot::Arena) s.buf.host = m.arena.get() + s.offset;
-    }
+  // Weights: one read of the whole file, whose size the plan states.
+  fs::path wpath = fs::path(plan_path).parent_path() / plan.weights_file;
+  std::ifstream wf(wpath, std::ios::binary | std::ios::ate);
+  if (!wf) throw GafError(wpath.string() + ": cannot open the weights file");
+  int64_t size = static_cast<int64_t>(wf.tellg());
+  if (size != m.weight_bytes)
+    throw GafError(wpath.string() + ": " + std::to_string(size) + " bytes, the plan expects " +
+                   std::to_string(m.weight_bytes));
+  m.weights = aligned_bytes(size);
+  wf.seekg(0);
+  wf.read(reinterpret_cast<char*>(m.weights.get()), size);
+  if (!wf) throw GafError(wpath.string() + ": read failed");
+  m.arena = aligned_bytes(m.arena_bytes);
+  for (auto& [name, s] : m.slots) {
+    if (s.kind == Slot::Weight) s.buf.host = m.weights.get() + s.offset;
+    if (s.kind == Slot::Arena) s.buf.host = m.arena.get() + s.offset;
+  }
 
-    // The NPU tile model: the target and each kernel's stage map (see aot_compiler.h).
-    std::map<std::string, NpuStageMap> stages_of;
-    m.npu = j.value("target", std::string("host")) == "npu-tile";
-    if (m.npu) {
-      m.npu_target = parse_npu_target(m.field(j, "npu_target", "plan").dump(), m.file + ": npu_target");
-      for (const json& k : m.field(j, "kernels", "plan")) {
-        std::string fn = m.field(k, "function", "kernel").get<std::string>();
-        if (!fn.empty())
-          stages_of[fn] = parse_npu_stage_map(m.field(k, "npu_stages", "kernel " + fn).dump(), m.file + ": kernel " + fn);
-      }
-      install_npu_trace();
-    }
+  // The NPU tile model: the target and each kernel's stage map (see aot_compiler.h).
+  std::map<std::string, const NpuStageMap*> stages_of;
+  m.npu = plan.npu;
+  if (m.npu) {
+    m.npu_target = plan.npu_target;
+    for (const AotKernel& k : plan.kernels)
+      if (!k.function.empty()) stages_of[k.function] = &k.npu_stages;
+    install_npu_trace();
+  }
 
-    for (const json& grp : m.field(j, "groups", "plan")) {
-      std::string where = "group g" + std::to_string(m.field(grp, "id", "group").get<int>());
-      std::string fn = m.field(grp, "kernel", where).get<std::string>();
-      Impl::Step st;
-      st.label = where + " " + m.field(grp, "kind", where).get<std::string>() + " " +
-                 m.field(grp, "label", where).get<std::string>() + (fn.empty() ? "" : " (" + fn + ")");
-      for (const json& in : m.field(grp, "inputs", where)) st.args.push_back(&m.slot(in.get<std::string>(), where));
-      for (const json& o : m.field(grp, "kernel_outputs", where)) {
-        Slot& s = m.slot(o.get<std::string>(), where);
-        if (s.kind != Slot::Arena) m.fail(where + ": output '" + o.get<std::string>() + "' is not an arena buffer");
-        st.args.push_back(&s);
-      }
-      if (!fn.empty()) {
-        auto it = table.find(fn);
-        if (it == table.end())
-          m.fail(where + ": kernel '" + fn + "' is not in the kernel table (linked the wrong library?)");
-        st.fn = it->second;
-      }
-      m.npu_stages.push_back(m.npu && !fn.empty() ? stages_of[fn] : NpuStageMap());
-      m.steps.push_back(std::move(st));
+  for (const AotGroup& grp : plan.groups) {
+    const std::string where = "group g" + std::to_string(grp.id);
+    Impl::Step st;
+    st.label = where + " " + grp.kind + " " + grp.label + (grp.kernel.empty() ? "" : " (" + grp.kernel + ")");
+    for (const std::string& in : grp.inputs) st.args.push_back(&m.slot(in, where));
+    for (const std::string& o : grp.kernel_outputs) st.args.push_back(&m.slot(o, where));
+    if (!grp.kernel.empty()) {
+      auto it = table.find(grp.kernel);
+      if (it == table.end())
+        m.fail(where + ": kernel '" + grp.kernel + "' is not in the kernel table (linked the wrong library?)");
+      st.fn = it->second;
     }
-  } catch (const json::exception& e) {
-    m.fail(std::string("malformed field: ") + e.what());
+    m.npu_stages.push_back(m.npu && !grp.kernel.empty() ? *stages_of.at(grp.kernel) : NpuStageMap());
+    m.steps.push_back(std::move(st));
   }
   m.ms.assign(m.steps.size(), 0.0);
 }
@@ -285,7 +269,11 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
       rc = st.fn(argv.data());
     }
     if (m.profile) m.ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (rc != 0) throw GafError(st.label + ": kernel failed with Halide error " + std::to_string(rc));
+    if (rc != 0) {
+      std::string msg = take_halide_error();
+      throw GafError(st.label + ": kernel failed with Halide error " + std::to_string(rc) +
+                     (msg.empty() ? "" : ": " + msg));
+    }
   }
   std::map<std::string, Tensor> out;
   for (const TensorSpec& o : m.outs) {

@@ -14,13 +14,22 @@
 #include "runtime/npu_sim.h"
 #include "runtime/tensor.h"
 
+// The C types of a generated header's kernel table (NAME_kernels, ended by {0, 0}) and library
+// description (NAME_library: the table and the hash of the kernels and argument shapes it was
+// compiled for, AotPlan::kernel_table_hash). gaf compile writes this same text into the header.
+#define GAF_AOT_KERNEL_TYPES                                                  \
+  typedef struct gaf_aot_kernel {                                             \
+    const char* name;                                                         \
+    int (*argv)(void** args);                                                 \
+  } gaf_aot_kernel;                                                           \
+  typedef struct gaf_aot_library {                                            \
+    const gaf_aot_kernel* kernels;                                            \
+    const char* table_hash;                                                   \
+  } gaf_aot_library;
 #ifndef GAF_AOT_KERNEL_DEFINED
 #define GAF_AOT_KERNEL_DEFINED
 extern "C" {
-typedef struct gaf_aot_kernel {
-  const char* name;
-  int (*argv)(void** args);  // Halide's argv entry: args[i] is the i-th halide_buffer_t*
-} gaf_aot_kernel;
+GAF_AOT_KERNEL_TYPES
 }
 #endif
 
@@ -31,17 +40,27 @@ namespace gaf {
 // entry, or a JIT-compiled pipeline (generators/aot_compiler.h: jit_kernel_table).
 using PlanKernel = std::function<int(void** args)>;
 
+// The types' text for a generated header (guarded like the definition above).
+#define GAF_AOT_STRINGIFY2(x) #x
+#define GAF_AOT_STRINGIFY(x) GAF_AOT_STRINGIFY2(x)
+constexpr const char* kAotKernelTypes =
+    "#ifndef GAF_AOT_KERNEL_DEFINED\n#define GAF_AOT_KERNEL_DEFINED\n" GAF_AOT_STRINGIFY(GAF_AOT_KERNEL_TYPES) "\n#endif\n";
+
 class PlanRunner {
  public:
-  // `kernels`: a table ended by {0, 0}. Every kernel the plan names must be in it. Errors
-  // (missing or corrupt file, bad field, missing kernel) are GafError naming the file and field.
-  PlanRunner(const std::string& plan_path, const gaf_aot_kernel* kernels);
-  // The same with kernels by function name.
-  PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> kernels);
+  // `library`: the generated header's NAME_library. Before anything runs, the plan file is
+  // checked — its schema (AotPlan::from_json), its buffers and slots (AotPlan::validate), the
+  // weights file's size — and its kernel table hash against the library's: a plan of another
+  // model or sequence length, or one edited by hand, is refused. Every error is one GafError
+  // line naming the file and the field.
+  PlanRunner(const std::string& plan_path, const gaf_aot_library& library);
+  // The same with kernels by function name and the hash of the table they were compiled for.
+  PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> kernels, const std::string& table_hash);
   ~PlanRunner();
 
   // Checks every input (present, dtype, shape; unknown names refused) and runs the groups in
-  // order. Outputs are copies out of the arena.
+  // order. Outputs are copies out of the arena. A kernel's Halide runtime error (a buffer that
+  // does not match what it was compiled for, say) is a GafError naming the group, not an abort.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
 
   struct TensorSpec {

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    gaf::PlanRunner runner(BERT_NPU_PLAN, bert1_npu_kernels);
+    gaf::PlanRunner runner(BERT_NPU_PLAN, bert1_npu_library);
     if (!runner.npu()) throw gaf::GafError("the plan is not an npu-tile plan");
     std::map<std::string, gaf::Tensor> in;
     for (const auto& spec : runner.inputs()) in[spec.name] = gaf::read_npy(std::string(argv[1]) + "/" + spec.name + ".npy");

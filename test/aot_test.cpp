@@ -233,6 +233,9 @@ TEST(BertInfer, InputErrorsNameTheTensor) {
   }
 }
 
+// PlanRunner checks the plan before anything runs: its schema, its buffers and slots, the weights
+// file, and its kernel table hash against the library's. Each refusal is one line naming the
+// file and the field; exit code 1, never an abort inside a kernel.
 TEST(BertInfer, CorruptPlanOrWeightsNameTheFileAndField) {
   std::string dir = scratch_dir("bert_infer_corrupt");
   fs::remove_all(dir);
@@ -240,32 +243,59 @@ TEST(BertInfer, CorruptPlanOrWeightsNameTheFileAndField) {
   std::string plan_file = BERT_PLAN_FILE;
   json p = json::parse(slurp(plan_file));
   std::string weights = (fs::path(plan_file).parent_path() / p["weights_file"].get<std::string>()).string();
-  {  // a kernel missing from the table
+  fs::create_symlink(weights, dir + "/" + p["weights_file"].get<std::string>());
+  auto write = [&](const std::string& name, const json& q) { std::ofstream(dir + "/" + name) << q.dump(); };
+  {  // a kernel missing from the plan's kernels
     json q = p;
     q["groups"][0]["kernel"] = "nope_k9";
-    std::ofstream(dir + "/k.plan.json") << q.dump();
-    fs::create_symlink(weights, dir + "/" + p["weights_file"].get<std::string>());
+    write("k.plan.json", q);
   }
   {  // a field missing
     json q = p;
     q["arena"].erase("lower_bound");
-    std::ofstream(dir + "/f.plan.json") << q.dump();
+    write("f.plan.json", q);
   }
   {  // weights file of the wrong size
     json q = p;
     q["weights_file"] = "short.weights";
-    std::ofstream(dir + "/w.plan.json") << q.dump();
+    write("w.plan.json", q);
     std::ofstream(dir + "/short.weights") << "abc";
+  }
+  {  // another schema
+    json q = p;
+    q["schema"] = "graph-autofusion/aot-plan/0";
+    write("s.plan.json", q);
+  }
+  {  // a buffer's shape edited: its bytes no longer match
+    json q = p;
+    q["buffers"][0]["shape"][0] = 7;
+    write("b.plan.json", q);
+  }
+  {  // an input's shape edited (another sequence length): the kernels were compiled for the old one
+    json q = p;
+    q["inputs"][0]["shape"][1] = BERT_SEQ * 2;
+    write("i.plan.json", q);
+  }
+  {  // a weight moved outside the weights file
+    json q = p;
+    q["weights"][0]["offset"] = q["weights_bytes"].get<int64_t>();
+    write("o.plan.json", q);
   }
   struct Case {
     std::string plan, expect;
   } cases[] = {
-      {"k.plan.json", "kernel 'nope_k9' is not in the kernel table"},
-      {"f.plan.json", "missing field 'lower_bound'"},
-      {"w.plan.json", "short.weights: 3 bytes"},
+      {dir + "/k.plan.json", "field 'groups[0].kernel': 'nope_k9' is not in the plan's kernels"},
+      {dir + "/f.plan.json", "field 'arena.lower_bound': missing"},
+      {dir + "/w.plan.json", "short.weights: 3 bytes"},
+      {dir + "/s.plan.json", "field 'schema': 'graph-autofusion/aot-plan/0', expected graph-autofusion/aot-plan/1"},
+      {dir + "/b.plan.json", "field 'buffers[0].bytes'"},
+      {dir + "/i.plan.json", "field 'kernel_table_hash'"},
+      {dir + "/o.plan.json", "field 'weights[0].offset'"},
+      // a plan of another model (1 layer, seq 16, library bert_mt) with bert_infer's library
+      {BERT_MT_PLAN_FILE, "the kernel library's is"},
   };
   for (const Case& c : cases) {
-    CommandResult r = run_command(std::string(BERT_INFER) + " --plan " + dir + "/" + c.plan, dir);
+    CommandResult r = run_command(std::string(BERT_INFER) + " --plan " + c.plan, dir);
     EXPECT_EQ(r.exit_code, 1) << c.plan << "\n" << r.err;
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.plan << "\n" << r.err;
@@ -342,6 +372,21 @@ TEST(MultiTarget, BothVariantsMatchTheJitPath) {
   }
 }
 
+// A kernel handed a buffer other than the one it was compiled for: Halide's runtime reports an
+// error, which the plan runner's error handler turns into one GafError line (no abort).
+TEST(MultiTarget, HalideRuntimeErrorsAreErrorsNotAborts) {
+  std::string dir = scratch_dir("aot_short_extent");
+  fs::remove_all(dir);
+  const std::string inputs = write_inputs(dir + "/in", 16, 768);
+  fs::create_directories(dir + "/out");
+  CommandResult r = run_command(std::string(AOT_MULTITARGET_RUN) + " " + dir + "/in " + dir + "/out short-extent", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_NE(r.err.find("kernel failed with Halide error"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("g0 "), std::string::npos) << "names the group: " << r.err;
+  EXPECT_EQ(r.out.find("Error"), std::string::npos) << "Halide's own print: " << r.out;
+}
+
 // The npu-tile library: the same outputs as the host (gaf run), and the simulator in the plan
 // runtime counts exactly what the JIT NPU model (gaf report --target npu-tile) counts.
 TEST(MultiTarget, NpuTileLibraryMatchesHostAndTheJitNpuModel) {
@@ -376,7 +421,7 @@ TEST(MultiTarget, NpuTileLibraryMatchesHostAndTheJitNpuModel) {
 }  // namespace
 }  // namespace gaf
 
-#include "apps/gaf/model_source.h"
+#include "engine/model_source.h"
 #include "fusion/planner/planner.h"
 #include "generators/aot_compiler.h"
 #include "runtime/plan_runner.h"
@@ -401,9 +446,9 @@ TEST(JitKernelTable, RunsTheCompiledPlanLikeTheAotLibrary) {
   LoadedModel m = load_model("builtin:bert-base", mo, folder);
   RuleRegistry rules = RuleRegistry::builtin();
   FusionPlan plan = plan_fusion_rewriting(m.graph, PlannerOptions{}, rules);
-  auto table = jit_kernel_table(m.graph, plan, "bert");
-  EXPECT_EQ(table.size(), json::parse(slurp(BERT_PLAN_FILE))["kernels"].size());
-  PlanRunner runner(BERT_PLAN_FILE, std::map<std::string, PlanKernel>(table.begin(), table.end()));
+  JitKernelTable table = jit_kernel_table(m.graph, plan, "bert");
+  EXPECT_EQ(table.kernels.size(), json::parse(slurp(BERT_PLAN_FILE))["kernels"].size());
+  PlanRunner runner(BERT_PLAN_FILE, table.kernels, table.table_hash);
   runner.set_profiling(true);
   std::map<std::string, Tensor> in{{"hidden_states", read_npy(dir + "/in/hidden_states.npy")},
                                    {"attention_mask", read_npy(dir + "/in/attention_mask.npy")}};
@@ -415,7 +460,7 @@ TEST(JitKernelTable, RunsTheCompiledPlanLikeTheAotLibrary) {
   EXPECT_GT(total, 0.0) << "profiling timed the groups";
 
   try {  // an empty table
-    PlanRunner wrong(BERT_PLAN_FILE, std::map<std::string, PlanKernel>{});
+    PlanRunner wrong(BERT_PLAN_FILE, std::map<std::string, PlanKernel>{}, table.table_hash);
     ADD_FAILURE() << "a table without bert_k0 was accepted";
   } catch (const GafError& e) {
     EXPECT_NE(std::string(e.what()).find("kernel 'bert_k0' is not in the kernel table"), std::string::npos) << e.what();

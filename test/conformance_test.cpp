@@ -17,6 +17,7 @@
 #include "fusion/frontend/onnx_import.h"
 #include "fusion/frontend/passes.h"
 #include "fusion/planner/planner.h"
+#include "engine/engine.h"
 #include "generators/fused_executor.h"
 #include "generators/reference_executor.h"
 #include "runtime/tensor_io.h"
@@ -62,9 +63,7 @@ TensorMap run_fused(const Graph& model, const TensorMap& inputs, ReferenceExecut
   NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
                            const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
   prepare_graph(g, dims, eval);
-  FusionPlan plan = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
-  FusedExecutor ex(g, plan);
-  return ex.run(rest);
+  return Engine(std::move(g), EngineOptions{}).run(rest);
 }
 
 struct Tally {

@@ -2,6 +2,8 @@
 // inference failures, folding and dead-node removal.
 #include <gtest/gtest.h>
 
+#include "error_text.h"
+
 #include "fusion/frontend/passes.h"
 #include "fusion/ir/builder.h"
 #include "generators/reference_executor.h"
@@ -16,14 +18,7 @@ Tensor ones(Shape s) {
   return t;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const GafError& e) {
-    return e.what();
-  }
-  return "";
-}
+using gaf::testing::error_of;
 
 Graph small_mlp() {
   GraphBuilder g("mlp");

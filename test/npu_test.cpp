@@ -38,7 +38,7 @@ std::unique_ptr<NpuRun> run_npu(Graph g, const TensorMap& inputs, const NpuTarge
   auto r = std::make_unique<NpuRun>();
   r->graph = gaf::testing::prepared(std::move(g));
   r->plan = plan_fusion_rewriting(r->graph, {}, RuleRegistry::builtin());
-  r->ex = std::make_unique<FusedExecutor>(r->graph, r->plan, t);
+  r->ex = std::make_unique<FusedExecutor>(r->graph, r->plan, ExecutorOptions{nullptr, &t});
   r->out = r->ex->run(inputs);
   return r;
 }
@@ -168,7 +168,8 @@ TEST(NpuCapacity, RowTooLongForUbIsRefused) {
   Graph g = gaf::testing::prepared(b.finish());
   FusionPlan plan = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
   try {
-    FusedExecutor ex(g, plan, tiny_target());
+    const NpuTarget tiny = tiny_target();
+    FusedExecutor ex(g, plan, {nullptr, &tiny});
     FAIL() << "a 4096-float row fitted a 16 KB UB";
   } catch (const GafError& e) {
     std::string msg = e.what();
@@ -195,8 +196,9 @@ TEST(NpuBert, OutputsEqualHostAndFusionSavesGmBytes) {
   off.enabled = false;
   FusionPlan unfused_plan = plan_fusion(g, off);
   FusedExecutor host(fused_graph, fused_plan);
-  FusedExecutor npu_fused(fused_graph, fused_plan, default_npu_target());
-  FusedExecutor npu_unfused(g, unfused_plan, default_npu_target());
+  const NpuTarget npu = default_npu_target();
+  FusedExecutor npu_fused(fused_graph, fused_plan, {nullptr, &npu});
+  FusedExecutor npu_unfused(g, unfused_plan, {nullptr, &npu});
   TensorMap want = host.run(in);
   TensorMap got_fused = npu_fused.run(in), got_unfused = npu_unfused.run(in);
   gaf::testing::Tolerance tol{1e-4, 1e-4};
@@ -232,7 +234,8 @@ TEST(NpuSimulator, CountsAreTheSameWhenKernelsAreCompiledAgain) {
   TensorMap in{{"x", random({1, 32, 64}, 23)}};
   std::vector<NpuCounts> runs;
   for (int i = 0; i < 3; ++i) {
-    FusedExecutor ex(g, plan, tiny_target());
+    const NpuTarget tiny = tiny_target();
+    FusedExecutor ex(g, plan, {nullptr, &tiny});
     ex.run(in);
     NpuCounts total;
     for (const NpuCounts& c : ex.npu_counts()) total += c;

@@ -134,7 +134,7 @@ TEST(NpuTune, NoSlowerRoundTripsAndTheExecutorUsesIt) {
   // trace events of a compile, which only lowers counts: see GroupTimer::model_npu), so it is no
   // more than the default's.
   TensorMap in = tiny_inputs();
-  FusedExecutor tuned(g, plan, t, &back), plain(g, plan, t);
+  FusedExecutor tuned(g, plan, {&back, &t}), plain(g, plan, {nullptr, &t});
   EXPECT_EQ(tuned.stats().tuned_groups, 2);
   EXPECT_EQ(plain.stats().tuned_groups, 0);
   TensorMap a = tuned.run(in), b = plain.run(in);
@@ -166,7 +166,7 @@ TEST(NpuTune, TunedTilesAreAppliedOnlyForTheirTarget) {
   const NpuTarget t = gaf::testing::tiny_npu_target();
   const size_t mm = group_with(g, plan, "MatMul").id;
   ScheduleDb db = db_with(g, plan, "MatMul", NpuScheduleParams{16, 16, 0, 0, 0}, t);
-  FusedExecutor ex(g, plan, t, &db);
+  FusedExecutor ex(g, plan, {&db, &t});
   EXPECT_EQ(ex.stats().tuned_groups, 1);
   ASSERT_FALSE(ex.npu_tiles(mm).empty());
   EXPECT_NE(ex.npu_tiles(mm)[0].find("cube tiles 16x16"), std::string::npos) << ex.npu_tiles(mm)[0];
@@ -175,10 +175,10 @@ TEST(NpuTune, TunedTilesAreAppliedOnlyForTheirTarget) {
   NpuTarget edited = t;
   edited.ub_bytes *= 2;
   EXPECT_NE(npu_machine_key(edited), npu_machine_key(t));
-  EXPECT_EQ(FusedExecutor(g, plan, edited, &db).stats().tuned_groups, 0);
-  EXPECT_EQ(FusedExecutor(g, plan, default_npu_target(), &db).stats().tuned_groups, 0);
+  EXPECT_EQ(FusedExecutor(g, plan, {&db, &edited}).stats().tuned_groups, 0);
+  EXPECT_EQ(FusedExecutor(g, plan, {&db, &default_npu_target()}).stats().tuned_groups, 0);
   // Host runs ignore npu-tile entries.
-  EXPECT_EQ(FusedExecutor(g, plan, &db).stats().tuned_groups, 0);
+  EXPECT_EQ(FusedExecutor(g, plan, {&db}).stats().tuned_groups, 0);
 }
 
 TEST(NpuTune, IllegalOverridesAreRefusedNamingTheParameter) {
@@ -188,7 +188,7 @@ TEST(NpuTune, IllegalOverridesAreRefusedNamingTheParameter) {
   auto error_of = [&](const std::string& op, const NpuScheduleParams& p) -> std::string {
     ScheduleDb db = db_with(g, plan, op, p, t);
     try {
-      FusedExecutor ex(g, plan, t, &db);
+      FusedExecutor ex(g, plan, {&db, &t});
     } catch (const GafError& e) {
       return e.what();
     }

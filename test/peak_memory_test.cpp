@@ -3,7 +3,7 @@
 // measured peak), and BERT's merges untouched by the check.
 #include <gtest/gtest.h>
 
-#include "apps/gaf/model_source.h"
+#include "engine/model_source.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/group_info.h"
 #include "fusion/planner/peak_memory.h"

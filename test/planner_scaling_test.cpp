@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "apps/gaf/model_source.h"
+#include "engine/model_source.h"
 #include "fusion/models/synthetic.h"
 #include "fusion/planner/planner.h"
 #include "planner_test_util.h"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <set>
 
-#include "apps/gaf/model_source.h"
+#include "engine/model_source.h"
 #include "fusion/frontend/onnx_import.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "apps/gaf/model_source.h"
+#include "engine/model_source.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
 #include "fusion/report/html_report.h"

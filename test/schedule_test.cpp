@@ -11,8 +11,8 @@
 
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
+#include "engine/engine.h"
 #include "generators/fused_executor.h"
-#include "generators/weight_packing.h"
 #include "schedules/host_params.h"
 #include "schedules/host_target.h"
 #include "planner_test_util.h"
@@ -31,17 +31,12 @@ void expect_schedules_match(Graph g, const TensorMap& inputs, gaf::testing::Tole
   g = gaf::testing::prepared(std::move(g));
   ReferenceExecutor ref;
   TensorMap want = ref.run(g, inputs);
-  Graph fused_graph = g;
-  FusionPlan fused_plan = plan_fusion_rewriting(fused_graph, {}, RuleRegistry::builtin());
-  pack_matmul_weights(fused_graph, host_params_for(host_target()));  // as gaf run does
+  EngineOptions off;  // both with weights packed, as gaf run runs them
+  off.fusion.enabled = false;
+  Engine fused(Graph(g), EngineOptions{}), unfused(std::move(g), off);
   size_t multi = 0;
-  for (const FusionGroup& grp : fused_plan.groups) multi += grp.nodes.size() > 1;
+  for (const FusionGroup& grp : fused.plan().groups) multi += grp.nodes.size() > 1;
   EXPECT_GE(multi, min_fused_groups) << "the case should exercise a fused group";
-  PlannerOptions off;
-  off.enabled = false;
-  pack_matmul_weights(g, host_params_for(host_target()));
-  FusionPlan unfused_plan = plan_fusion(g, off);
-  FusedExecutor fused(fused_graph, fused_plan), unfused(g, unfused_plan);
   TensorMap got_fused = fused.run(inputs), got_unfused = unfused.run(inputs);
   for (const auto& [name, t] : want) {
     EXPECT_EQ(gaf::testing::compare_tensors(got_fused.at(name), t, tol), "") << "fused, output " << name;

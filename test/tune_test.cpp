@@ -96,7 +96,7 @@ TEST(Tuner, DatabaseRoundTripsAndIsUsed) {
   }
   // Used: every group compiles with its tuned parameters and computes the same outputs.
   TensorMap in{{"x", random({24, 40}, 3)}};
-  FusedExecutor tuned(g, plan, &back), plain(g, plan);
+  FusedExecutor tuned(g, plan, {&back}), plain(g, plan);
   EXPECT_EQ(tuned.stats().tuned_groups, static_cast<int>(plan.groups.size()));
   EXPECT_EQ(plain.stats().tuned_groups, 0);
   EXPECT_EQ(gaf::testing::compare_tensors(tuned.run(in).at("out"), plain.run(in).at("out"), {1e-5, 1e-6}), "");
@@ -105,7 +105,7 @@ TEST(Tuner, DatabaseRoundTripsAndIsUsed) {
   TunedSchedule s = back.entries()[0];
   s.machine = "another machine";
   other.put(s);
-  EXPECT_EQ(FusedExecutor(g, plan, &other).stats().tuned_groups, 0);
+  EXPECT_EQ(FusedExecutor(g, plan, {&other}).stats().tuned_groups, 0);
 }
 
 TEST(Tuner, InterruptKeepsProgressAndRerunResumes) {

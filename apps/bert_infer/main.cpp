@@ -28,7 +28,7 @@ int run(const std::string& plan, const std::vector<std::string>& input_specs, co
   if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
     throw GafError("--output-dir '" + out_dir + "' is not a directory");
   auto t0 = std::chrono::steady_clock::now();
-  PlanRunner runner(plan, bert_kernels);
+  PlanRunner runner(plan, bert_library);
   std::printf("plan: %s: %zu groups, arena %.2f MB (lower bound %.2f MB), %.1f MB of weights, loaded in %.1f ms\n",
               plan.c_str(), runner.group_count(), runner.arena_bytes() / 1e6, runner.arena_lower_bound() / 1e6,
               runner.weight_bytes() / 1e6, ms_since(t0));

@@ -102,7 +102,7 @@ Measurement GroupTimer::run_npu(GroupKernel& k, const NpuTarget& t, bool check) 
 }
 
 Measurement GroupTimer::compile_and_model(const NpuTarget& t, const NpuScheduleParams& p, bool check) {
-  std::unique_ptr<GroupKernel> k = compile_group_kernel(g_, grp_, HostScheduleParams{}, ScheduleSource::NpuTile, &t, p);
+  std::unique_ptr<GroupKernel> k = compile_group_kernel(g_, grp_, {HostScheduleParams{}, ScheduleSource::NpuTile, &t, p});
   return run_npu(*k, t, check);
 }
 
@@ -130,7 +130,7 @@ std::vector<double> GroupTimer::time_runs(GroupKernel& k, int runs) {
 }
 
 std::pair<double, double> GroupTimer::confirm(const HostScheduleParams& a, const HostScheduleParams& b, int rounds) {
-  std::unique_ptr<GroupKernel> ka = compile_group_kernel(g_, grp_, a), kb = compile_group_kernel(g_, grp_, b);
+  std::unique_ptr<GroupKernel> ka = compile_group_kernel(g_, grp_, {a}), kb = compile_group_kernel(g_, grp_, {b});
   time_runs(*ka, 1);  // warm-up
   time_runs(*kb, 1);
   std::vector<double> ta, tb;
@@ -142,14 +142,14 @@ std::pair<double, double> GroupTimer::confirm(const HostScheduleParams& a, const
 }
 
 Measurement GroupTimer::measure_default(const HostScheduleParams& defaults) {
-  std::unique_ptr<GroupKernel> k = compile_group_kernel(g_, grp_, defaults);
+  std::unique_ptr<GroupKernel> k = compile_group_kernel(g_, grp_, {defaults});
   return run(*k, false);
 }
 
 Measurement GroupTimer::measure(const HostScheduleParams& params, ScheduleSource source) {
   std::unique_ptr<GroupKernel> k;
   try {
-    k = compile_group_kernel(g_, grp_, params, source);
+    k = compile_group_kernel(g_, grp_, {params, source});
   } catch (const std::exception& e) {
     Measurement m;
     m.problem = e.what();

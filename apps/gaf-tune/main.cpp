@@ -15,7 +15,6 @@
 
 #include "apps/gaf-tune/tuner.h"
 #include "apps/gaf/commands.h"
-#include "generators/weight_packing.h"
 #include "schedules/host_target.h"
 
 namespace {
@@ -94,13 +93,11 @@ int main(int argc, char** argv) {
     opts.mullapudi = !no_mullapudi;
     gaf::ScheduleDb db = gaf::ScheduleDb::load(db_path, /*missing_ok=*/true);
 
-    gaf::ReferenceExecutor folder;
-    gaf::LoadedModel m = gaf::load_model(model.model, model.resolved(), folder);
-    gaf::PlannerOptions po = fusion.resolved(gaf::RuleRegistry::builtin());
-    gaf::FusionPlan plan = gaf::plan_fusion_rewriting(m.graph, po, gaf::RuleRegistry::builtin());
     // Tuned as gaf run runs it: MatMul weights packed for the default tiles (a packed MatMul's
     // tile width is its panel width, whatever `vectors` a candidate has).
-    gaf::pack_matmul_weights(m.graph, gaf::host_params_for(gaf::host_target()));
+    gaf::Engine engine(model.model, gaf::cli::engine_options(model, fusion, common));
+    const gaf::FusionPlan& plan = engine.plan();
+    const gaf::Graph& g = engine.kernel_graph();
     if (!opts.only_signature.empty()) {
       bool found = false;
       for (const auto& grp : plan.groups) found = found || grp.signature == opts.only_signature;
@@ -108,7 +105,7 @@ int main(int argc, char** argv) {
     }
     const std::string target_desc = npu ? "npu-tile (" + gaf::npu_machine_key(npu_target) + ")"
                                         : "host (" + gaf::host_target().to_string() + ")";
-    std::printf("gaf-tune: %s, %zu groups, target %s, budget %.0f s, db %s (%zu entries)\n", m.description.c_str(),
+    std::printf("gaf-tune: %s, %zu groups, target %s, budget %.0f s, db %s (%zu entries)\n", engine.description().c_str(),
                 plan.groups.size(), target_desc.c_str(), opts.budget_s, db_path.c_str(), db.entries().size());
     std::fflush(stdout);
 
@@ -124,8 +121,8 @@ int main(int argc, char** argv) {
       }
       last_group = gi;
     };
-    auto results = npu ? gaf::tune::tune_plan_npu(m.graph, plan, npu_target, db, db_path, opts, g_stop, progress)
-                       : gaf::tune::tune_plan(m.graph, plan, db, db_path, opts, g_stop, progress);
+    auto results = npu ? gaf::tune::tune_plan_npu(g, plan, npu_target, db, db_path, opts, g_stop, progress)
+                       : gaf::tune::tune_plan(g, plan, db, db_path, opts, g_stop, progress);
     if (tty) std::fprintf(stderr, "\n");
     print_table(results, npu);
     if (g_stop) std::printf("interrupted: what was found so far is in %s\n", db_path.c_str());

@@ -46,21 +46,18 @@ int compile(const CompileArgs& a) {
   check_library_name(name);
   std::unique_ptr<ScheduleDb> db;
   if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
-  RuleRegistry rules = RuleRegistry::builtin();
-  PlannerOptions opts = a.fusion.resolved(rules);
-  ReferenceExecutor folder;
-  LoadedModel m = load_model(a.model.model, a.model.resolved(), folder);
-  FusionPlan plan = plan_fusion_rewriting(m.graph, opts, rules);
-  std::printf("model: %s\n", m.description.c_str());
-  std::cout << fusion_log_lines(m.graph, plan);
+  EngineOptions opts = engine_options(a.model, a.fusion, a.common);
+  opts.schedules = db.get();
+  opts.npu = npu;
+  Engine engine(a.model.model, opts);
+  std::printf("model: %s\n", engine.description().c_str());
+  std::cout << fusion_log_lines(engine.graph(), engine.plan());
   AotOptions ao;
   ao.name = name;
   ao.out_dir = a.out_dir;
   ao.model = a.model.model;
   ao.halide_target = a.halide_target;
-  ao.schedules = db.get();
-  ao.npu = npu ? &*npu : nullptr;
-  AotResult r = compile_plan_aot(m.graph, plan, ao);
+  AotResult r = engine.compile_aot(ao);
   std::printf("compiled: %d groups -> %d kernels (%d tuned) for %s in %.2f s\n", r.groups, r.kernels,
               r.tuned_kernels, r.target.c_str(), r.seconds);
   std::printf("memory: arena %.2f MB (lower bound %.2f MB), weights %.1f MB\n", r.arena_bytes / 1e6,

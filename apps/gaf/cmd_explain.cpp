@@ -17,11 +17,13 @@ struct ExplainArgs {
 
 int explain(const ExplainArgs& a) {
   a.common.apply();
-  ReferenceExecutor folder;
-  std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, folder);
-  if (!pm->fusion_enabled) std::cout << "(fusion is off: --no-fusion or GAF_FUSION=no-fusion)\n";
+  EngineOptions opts = engine_options(a.model, a.fusion, a.common);
+  opts.keep_loaded = true;  // a node a rewrite removed is explained through its replacement
+  Engine engine(a.model.model, opts);
+  const FusionPlan& plan = engine.plan();
+  if (!engine.fusion_enabled()) std::cout << "(fusion is off: --no-fusion or GAF_FUSION=no-fusion)\n";
   for (size_t i = 0; i < a.nodes.size(); ++i)
-    std::cout << (i ? "\n" : "") << explain_node(pm->original.graph, pm->graph, pm->plan, a.nodes[i]);
+    std::cout << (i ? "\n" : "") << explain_node(engine.loaded_graph(), engine.graph(), plan, a.nodes[i]);
   return 0;
 }
 

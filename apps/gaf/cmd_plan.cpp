@@ -20,11 +20,10 @@ struct PlanArgs {
 
 int plan(const PlanArgs& a) {
   a.common.apply();
-  ReferenceExecutor folder;
-  std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, folder);
-  const Graph& g = pm->graph;
-  const FusionPlan& p = pm->plan;
-  std::cout << "model: " << pm->original.description << "\n";
+  Engine engine(a.model.model, engine_options(a.model, a.fusion, a.common));
+  const FusionPlan& p = engine.plan();
+  const Graph& g = engine.graph();
+  std::cout << "model: " << engine.description() << "\n";
   TextDetail detail;
   detail.full = a.all_groups;
   std::cout << fusion_log_lines(g, p, detail) << "\n" << fusion_text_report(g, p, detail);

@@ -42,9 +42,9 @@ void check_writable(const std::string& option, const std::string& file) {
 }
 
 // The picture for the page: the SVG, or (no graphviz) an empty string and a note saying why.
-std::pair<std::string, std::string> picture(const PlannedModel& pm) {
+std::pair<std::string, std::string> picture(const Graph& g, const FusionPlan& plan) {
   try {
-    return {render_svg(fusion_plan_dot(pm.graph, pm.plan, DotOptions{true})), ""};
+    return {render_svg(fusion_plan_dot(g, plan, DotOptions{true})), ""};
   } catch (const GafError& e) {
     spdlog::warn("report without a picture: {}", e.what());
     return {"", e.what()};
@@ -53,12 +53,12 @@ std::pair<std::string, std::string> picture(const PlannedModel& pm) {
 
 // Runs `work` (which compiles the plan fused, then every op alone) with a progress bar for each.
 template <typename Work>
-auto with_compile_progress(const PlannedModel& pm, const std::string& what, Work work) {
-  Progress fused_bar("compiling fused groups" + what, pm.plan.groups.size());
-  Progress unfused_bar("compiling unfused ops" + what, pm.graph.nodes().size());
+auto with_compile_progress(const Graph& g, const FusionPlan& plan, const std::string& what, Work work) {
+  Progress fused_bar("compiling fused groups" + what, plan.groups.size());
+  Progress unfused_bar("compiling unfused ops" + what, g.nodes().size());
   ProfileProgress progress{
-      group_progress(fused_bar, pm.graph),
-      [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, pm.graph.nodes()[grp.nodes[0]].name); }};
+      group_progress(fused_bar, g),
+      [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, g.nodes()[grp.nodes[0]].name); }};
   return work(progress);
 }
 
@@ -76,43 +76,44 @@ int report(const ReportArgs& a) {
   check_writable("--json", a.json_file);
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
   TensorMap inputs = read_input_files(a.inputs);
-  ReferenceExecutor folder;
-  std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, folder, inputs);
-  std::cout << "model: " << pm->original.description << "\n" << fusion_log_lines(pm->graph, pm->plan);
+  Engine engine(a.model.model, engine_options(a.model, a.fusion, a.common), inputs);
+  const FusionPlan& plan = engine.plan();
+  const Graph& g = engine.graph();
+  std::cout << "model: " << engine.description() << "\n" << fusion_log_lines(g, plan);
 
   if (a.profile || npu) {
-    if (inputs.empty()) inputs = make_default_inputs(pm->graph, a.seed);
-    check_graph_inputs(pm->graph, inputs);
+    if (inputs.empty()) inputs = make_default_inputs(g, a.seed);
+    check_graph_inputs(g, inputs);
   }
   std::optional<PlanProfile> profile;
   if (a.profile) {
-    profile = with_compile_progress(*pm, "", [&](const ProfileProgress& progress) {
-      return profile_plan(pm->graph, pm->plan, inputs, a.repeat, progress);
+    profile = with_compile_progress(g, plan, "", [&](const ProfileProgress& progress) {
+      return profile_plan(g, plan, inputs, a.repeat, progress);
     });
     std::printf("profile: forward %.2f ms fused vs %.2f ms unfused (median of %d runs)\n", profile->fused_forward_ms,
                 profile->unfused_forward_ms, profile->runs);
   }
   std::optional<NpuPlanModel> npu_model;
   if (npu) {
-    npu_model = with_compile_progress(*pm, " for npu-tile", [&](const ProfileProgress& progress) {
-      return model_plan_on_npu(pm->graph, pm->plan, inputs, npu_target, progress, db ? &*db : nullptr);
+    npu_model = with_compile_progress(g, plan, " for npu-tile", [&](const ProfileProgress& progress) {
+      return model_plan_on_npu(g, plan, inputs, npu_target, progress, db ? &*db : nullptr);
     });
     if (db)
       std::printf("schedules: %d of %zu groups use tuned NPU tiles from %s (target %s), the others the defaults\n",
-                  npu_model->tuned_groups, pm->plan.groups.size(), a.schedules.c_str(), npu_target.name.c_str());
-    std::cout << "\n" << npu_report_text(pm->graph, pm->plan, *npu_model);
+                  npu_model->tuned_groups, plan.groups.size(), a.schedules.c_str(), npu_target.name.c_str());
+    std::cout << "\n" << npu_report_text(g, plan, *npu_model);
   }
   const PlanProfile* prof = profile ? &*profile : nullptr;
   if (!a.json_file.empty()) {
-    nlohmann::json j = fusion_plan_json(pm->graph, pm->plan, prof);
-    if (npu_model) j["npu_tile"] = npu_report_json(pm->graph, pm->plan, *npu_model);
+    nlohmann::json j = fusion_plan_json(g, plan, prof);
+    if (npu_model) j["npu_tile"] = npu_report_json(g, plan, *npu_model);
     write_file_atomically(a.json_file, {j.dump(2) + "\n"});
     std::cout << "wrote " << a.json_file << "\n";
   }
   if (!a.html_file.empty()) {
-    auto [svg, note] = picture(*pm);
-    HtmlReportInputs in{pm->original.description, svg, note, prof};
-    write_file_atomically(a.html_file, {fusion_html_report(pm->graph, pm->plan, in)});
+    auto [svg, note] = picture(g, plan);
+    HtmlReportInputs in{engine.description(), svg, note, prof};
+    write_file_atomically(a.html_file, {fusion_html_report(g, plan, in)});
     std::cout << "wrote " << a.html_file << "\n";
   }
   return 0;

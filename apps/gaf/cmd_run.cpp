@@ -15,12 +15,9 @@
 #include "apps/gaf/commands.h"
 #include "apps/gaf/progress.h"
 #include "fusion/report/report.h"
-#include "generators/fused_executor.h"
 #include "generators/plan_profiler.h"
-#include "generators/weight_packing.h"
 #include "runtime/process_memory.h"
 #include "runtime/tensor_io.h"
-#include "schedules/host_target.h"
 
 namespace gaf::cli {
 
@@ -56,13 +53,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Median of `repeat` timed runs (after the caller's warm-up), in ms; `outs` gets the last result.
+// Median of `repeat` timed runs (after the caller's warm-up), in ms.
 template <typename RunFn>
-double median_ms(int repeat, TensorMap& outs, RunFn run) {
+double median_ms(int repeat, RunFn run) {
   std::vector<double> t;
   for (int i = 0; i < repeat; ++i) {
     auto r0 = std::chrono::steady_clock::now();
-    outs = run();
+    run();
     t.push_back(seconds_since(r0) * 1e3);
   }
   std::sort(t.begin(), t.end());
@@ -77,45 +74,43 @@ int run(const RunArgs& a) {
   if (!a.output_dir.empty() && !std::filesystem::is_directory(a.output_dir))
     throw GafError("--output-dir '" + a.output_dir + "' is not a directory");
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
-  RuleRegistry rules = RuleRegistry::builtin();
-  PlannerOptions opts = a.fusion.resolved(rules);
+  EngineOptions opts = engine_options(a.model, a.fusion, a.common);
+  opts.schedules = db.get();
+  opts.keep_loaded = a.compare;  // the unfused baseline runs the model as loaded
 
-  ReferenceExecutor ref;
   auto t0 = std::chrono::steady_clock::now();
-  LoadedModel m = load_model(a.model.model, a.model.resolved(), ref, inputs);
+  Engine engine(a.model.model, opts, inputs);
   double load_s = seconds_since(t0);
-  const Graph& g = m.graph;  // moved into the fused graph below unless --compare or --reference
-  const std::vector<std::string> output_names = g.outputs();
+  const std::vector<std::string> output_names = engine.graph().outputs();
   if (inputs.empty()) {
-    inputs = make_default_inputs(g, a.seed);
+    inputs = make_default_inputs(engine.graph(), a.seed);
     std::printf("inputs: none given, using generated inputs (seed %u)\n", a.seed);
   }
-  check_graph_inputs(g, inputs);
+  check_graph_inputs(engine.graph(), inputs);
   size_t weight_bytes = 0;
-  for (const auto& [_, v] : g.values())
+  for (const auto& [_, v] : engine.graph().values())
     if (v.constant) weight_bytes += v.constant->nbytes();
   std::printf("model: %s: %zu ops, %.1f MB of weights, loaded in %.2f s (%d nodes folded)\n",
-              m.description.c_str(), g.nodes().size(), weight_bytes / 1e6, load_s, m.passes.folded_nodes);
+              engine.description().c_str(), engine.graph().nodes().size(), weight_bytes / 1e6, load_s,
+              engine.passes().folded_nodes);
 
   TensorMap outs;
   if (a.reference) {
+    const Graph& g = engine.graph();  // not planned: as loaded
+    ReferenceExecutor& ref = engine.reference();
     outs = ref.run(g, inputs);  // warm-up compiles
     std::printf("compile: %d kernels in %.2f s [reference: one compute_root pipeline per op]\n",
                 ref.stats().kernels_compiled, ref.stats().compile_seconds);
-    double ms = median_ms(a.repeat, outs, [&] { return ref.run(g, inputs); });
+    double ms = median_ms(a.repeat, [&] { outs = ref.run(g, inputs); });
     std::printf("forward (reference): median %.2f ms over %d run(s)\n", ms, a.repeat);
   } else {
     auto p0 = std::chrono::steady_clock::now();
-    // The planner's rewrites (horizontal MatMul, BN folding) replace weights: rewrite a copy only
-    // when --compare still needs the graph as loaded, else the loaded graph itself, so the
-    // replaced weights are freed rather than kept as a second copy.
-    Graph fused_graph = a.compare ? Graph(g) : std::move(m.graph);
-    FusionPlan plan = plan_fusion_rewriting(fused_graph, opts, rules);
-    pack_matmul_weights(fused_graph, host_params_for(host_target()));  // in place of the originals
+    const FusionPlan& plan = engine.plan();
+    const Graph& fused_graph = engine.kernel_graph();  // weights packed in place of the originals
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size());
-    FusedExecutor fused(fused_graph, plan, db.get(), group_progress(*bar, fused_graph));
+    FusedExecutor& fused = engine.compile(group_progress(*bar, fused_graph));
     bar.reset();
     std::printf("compile: %zu groups -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
                 plan.groups.size(), fused.stats().kernels_compiled, fused.stats().kernel_cache_hits,
@@ -123,9 +118,9 @@ int run(const RunArgs& a) {
     if (db)
       std::printf("schedules: %d of %zu groups use tuned parameters from %s, the others the defaults\n",
                   fused.stats().tuned_groups, plan.groups.size(), a.schedules.c_str());
-    outs = fused.run(inputs);  // warm-up
-    const char* what = opts.enabled ? "fused" : "unfused";
-    double ms = median_ms(a.repeat, outs, [&] { return fused.run(inputs); });
+    engine.run(inputs, outs);  // warm-up; later runs write into the same output tensors
+    const char* what = engine.fusion_enabled() ? "fused" : "unfused";
+    double ms = median_ms(a.repeat, [&] { engine.run(inputs, outs); });
     std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what,
                 ms, a.repeat, fused.stats().peak_bytes / 1e6);
     if (a.profile) {
@@ -136,16 +131,16 @@ int run(const RunArgs& a) {
                     group_label(fused_graph, grp).c_str(), group_ms[grp.id], grp.bytes_saved() / 1e6,
                     fused.tuned()[grp.id] ? "  (tuned)" : "");
     }
-    if (a.compare && opts.enabled) {
-      PlannerOptions off = opts;
-      off.enabled = false;
-      // Packed like the fused graph (same schedules), in place: the loaded graph is not needed
-      // unpacked after this, and a copy would hold a third set of weights.
-      pack_matmul_weights(m.graph, host_params_for(host_target()));
-      FusionPlan single = plan_fusion(g, off, rules);
-      FusedExecutor unfused(g, single, db.get());
-      TensorMap base = unfused.run(inputs);
-      double ums = median_ms(a.repeat, base, [&] { return unfused.run(inputs); });
+    if (a.compare && engine.fusion_enabled()) {
+      // The model as loaded, every op its own kernel, packed like the fused graph (same
+      // schedules); moved out of the fused engine so that no third copy of the weights is made.
+      EngineOptions off = opts;
+      off.fusion.enabled = false;
+      off.keep_loaded = false;
+      Engine unfused(engine.take_loaded_graph(), off, engine.description());
+      TensorMap base;
+      unfused.run(inputs, base);
+      double ums = median_ms(a.repeat, [&] { unfused.run(inputs, base); });
       std::printf("forward (unfused baseline, every op its own kernel): median %.2f ms -> fused is %.2fx\n",
                   ums, ums / ms);
       std::printf("fused vs unfused: max relative difference %.2e\n", max_rel_diff(outs, base));

@@ -48,29 +48,34 @@ int verify(const VerifyArgs& a) {
     throw GafError("--range: expected LO,HI with LO < HI, e.g. --range -1,1");
   if (a.tol.rtol < 0 || a.tol.atol < 0) throw GafError("--rtol and --atol must not be negative");
   TensorMap inputs = read_input_files(a.inputs);
-  ReferenceExecutor ref;
-  std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, ref, inputs);
-  std::cout << "model: " << pm->original.description << "\n";
+  EngineOptions opts = engine_options(a.model, a.fusion, a.common);
+  opts.keep_loaded = true;     // the end-to-end check runs the model as loaded
+  opts.pack_weights = false;   // groups see the weights as the reference does
+  Engine engine(a.model.model, opts, inputs);
+  ReferenceExecutor& ref = engine.reference();
+  const Graph& loaded = engine.loaded_graph();
+  std::cout << "model: " << engine.description() << "\n";
   if (inputs.empty()) {
     std::optional<std::pair<float, float>> uniform;
     if (!a.range.empty()) uniform = std::make_pair(a.range[0], a.range[1]);
-    inputs = make_default_inputs(pm->original.graph, a.seed, uniform);
+    inputs = make_default_inputs(loaded, a.seed, uniform);
     std::cout << "inputs: " << describe_default_inputs(a.seed, uniform) << "\n";
   } else {
     if (!a.range.empty()) throw GafError("--range applies to generated inputs; it cannot be used with --input");
     std::cout << "inputs: from --input files\n";
   }
-  check_graph_inputs(pm->original.graph, inputs);
-  const FusionPlan& plan = pm->plan;
-  std::unique_ptr<FusedExecutor> fused;
+  check_graph_inputs(loaded, inputs);
+  const FusionPlan& plan = engine.plan();
+  const Graph& g = engine.graph();
+  FusedExecutor* fused = nullptr;
   {
     Progress bar("compiling groups", plan.groups.size());
-    fused = std::make_unique<FusedExecutor>(pm->graph, plan, nullptr, group_progress(bar, pm->graph));
+    fused = &engine.compile(group_progress(bar, g));
   }
   std::vector<GroupCheck> checks;
   {
     Progress bar("verifying groups", plan.groups.size());
-    checks = verify_groups(pm->graph, plan, *fused, ref, inputs, a.tol, group_progress(bar, pm->graph));
+    checks = verify_groups(g, plan, *fused, ref, inputs, a.tol, group_progress(bar, g));
   }
   std::printf("each group on the reference's values of its inputs, against the reference (rtol %g, atol %g):\n",
               a.tol.rtol, a.tol.atol);
@@ -79,17 +84,17 @@ int verify(const VerifyArgs& a) {
   int above = 0;
   for (const GroupCheck& c : checks) {
     const FusionGroup& grp = plan.groups[c.group];
-    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), group_label(pm->graph, grp), grp.nodes.size(), c.error);
+    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), group_label(g, grp), grp.nodes.size(), c.error);
     above += !c.error.ok();
   }
   // End to end: errors of all groups together, and the planner's rewrites, against the model as loaded.
   TensorMap got = fused->run(inputs);
-  TensorMap want = ref.run(pm->original.graph, inputs);
+  TensorMap want = ref.run(loaded, inputs);
   std::printf("whole model, fused against the reference run of the model as loaded:\n");
   int outputs_above = 0;
   for (const auto& [name, t] : want) {
     TensorError e = compare_tensors(name, got.at(name), t, a.tol);
-    print_row("output", "-", name, pm->graph.nodes().size(), e);
+    print_row("output", "-", name, g.nodes().size(), e);
     outputs_above += !e.ok();
   }
   spdlog::info("threads: this process ran with {} threads", process_threads());

@@ -5,7 +5,7 @@
 #include <functional>
 #include <memory>
 
-#include "apps/gaf/model_source.h"
+#include "engine/engine.h"
 #include "fusion/planner/planner.h"
 
 namespace gaf::cli {
@@ -38,17 +38,9 @@ struct CommonArgs {
   void apply() const;
 };
 
-// A model loaded (dims bound, folded) and planned: `original` as loaded, `graph` after the
-// planner's rewrites (horizontal MatMul), which `plan` indexes. Do not move it once an executor
-// refers to it.
-struct PlannedModel {
-  LoadedModel original;
-  Graph graph;
-  FusionPlan plan;
-  bool fusion_enabled = true;
-};
-std::unique_ptr<PlannedModel> load_and_plan(const ModelArgs& model, const FusionArgs& fusion,
-                                            ReferenceExecutor& folder, const TensorMap& inputs = {});
+// The Engine's options from the flags every model command shares (model, fusion controls,
+// threads); the command adds the rest (schedules, target, keep_loaded, ...).
+EngineOptions engine_options(const ModelArgs& model, const FusionArgs& fusion, const CommonArgs& common);
 
 // --input NAME=FILE.npy|.pb specs -> tensors (GafError naming the spec or file).
 TensorMap read_input_files(const std::vector<std::string>& specs);

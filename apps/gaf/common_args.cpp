@@ -34,13 +34,8 @@ void CommonArgs::add_to(CLI::App* app) {
 
 void CommonArgs::apply() const {
   configure_logging(verbose, quiet);
-  if (threads < 0) throw GafError("--threads must be positive (or 0 for one per core)");
-  if (threads > 0) {
-    // Halide's runtime sizes its thread pool from HL_NUM_THREADS when the first parallel loop
-    // runs; nothing has been JIT-compiled or run yet at this point.
-    setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
-    spdlog::info("threads: Halide thread pool of {}", threads);
-  }
+  set_halide_threads(threads);  // nothing has been JIT-compiled or run yet at this point
+  if (threads > 0) spdlog::info("threads: Halide thread pool of {}", threads);
 }
 
 int process_threads() {
@@ -76,16 +71,12 @@ PlannerOptions FusionArgs::resolved(const RuleRegistry& rules) const {
   return o;
 }
 
-std::unique_ptr<PlannedModel> load_and_plan(const ModelArgs& model, const FusionArgs& fusion,
-                                            ReferenceExecutor& folder, const TensorMap& inputs) {
-  RuleRegistry rules = RuleRegistry::builtin();
-  PlannerOptions opts = fusion.resolved(rules);
-  auto pm = std::make_unique<PlannedModel>();
-  pm->original = load_model(model.model, model.resolved(), folder, inputs);
-  pm->graph = pm->original.graph;  // the planner's rewrites apply to this copy
-  pm->plan = plan_fusion_rewriting(pm->graph, opts, rules);
-  pm->fusion_enabled = opts.enabled;
-  return pm;
+EngineOptions engine_options(const ModelArgs& model, const FusionArgs& fusion, const CommonArgs& common) {
+  EngineOptions o;
+  o.model = model.resolved();
+  o.fusion = fusion.resolved(o.rules);
+  o.threads = common.threads;
+  return o;
 }
 
 TensorMap read_input_files(const std::vector<std::string>& specs) {

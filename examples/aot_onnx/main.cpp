@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    gaf::PlanRunner runner(MODEL_PLAN_FILE, model_kernels);
+    gaf::PlanRunner runner(MODEL_PLAN_FILE, model_library);
     std::map<std::string, gaf::Tensor> inputs;
     for (const auto& in : runner.inputs())
       inputs[in.name] = gaf::read_npy(std::string(argv[1]) + "/" + file_name(in.name));

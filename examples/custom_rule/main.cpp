@@ -5,10 +5,9 @@
 #include <iostream>
 
 #include "fusion/ir/builder.h"
-#include "fusion/planner/planner.h"
 #include "fusion/report/report.h"
 #include "generators/custom_rules.h"
-#include "generators/fused_executor.h"
+#include "engine/engine.h"
 
 using namespace gaf;
 using Halide::Expr;
@@ -55,18 +54,20 @@ int main() {
     Graph g = b.finish();
     infer_shapes(g);
 
-    // 4. Plan, run fused, compare with the reference.
-    FusionPlan plan = plan_fusion(g, {}, rules);
-    std::cout << fusion_log_lines(g, plan) << "\n";
+    // 4. Plan and run through the Engine with these rules, compare with the reference.
+    EngineOptions opts;
+    opts.rules = rules;
+    Engine engine(Graph(g), opts, "custom_example");
+    const FusionPlan& plan = engine.plan();
+    std::cout << fusion_log_lines(engine.graph(), plan) << "\n";
     if (plan.groups.size() != 1 || plan.groups[0].rule != "custom_op_relu") {
       std::cout << "custom_rule_example: FAIL (the rule did not form the group)\n";
       return 1;
     }
     Tensor in(DType::Float32, {8, 64});
     for (int64_t i = 0; i < in.numel(); ++i) in.data<float>()[i] = static_cast<float>(i % 17) * 0.4f - 3.2f;
-    FusedExecutor fused(g, plan);
     ReferenceExecutor ref;
-    Tensor got = fused.run({{"x", in}}).at("y"), want = ref.run(g, {{"x", in}}).at("y");
+    Tensor got = engine.run({{"x", in}}).at("y"), want = ref.run(g, {{"x", in}}).at("y");
     double worst = 0;
     for (int64_t i = 0; i < got.numel(); ++i)
       worst = std::max(worst, static_cast<double>(std::abs(got.data<float>()[i] - want.data<float>()[i])));

@@ -1,4 +1,4 @@
-#include "apps/gaf/model_source.h"
+#include "engine/model_source.h"
 
 #include <cstdio>
 #include <random>

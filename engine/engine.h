@@ -1,0 +1,91 @@
+// gaf::Engine: the one way in. A model (path.onnx, builtin:NAME, or a Graph already built) is
+// loaded (dims bound, folded), planned (the rules' rewrites, then grouping), compiled (MatMul
+// weights packed for the host tiles, one kernel per distinct group signature) and run into
+// caller-owned outputs. Each step runs the ones before it when they have not run yet, so a caller
+// asks for what it needs: plan() for reports, compile() or run() to execute, compile_aot() for a
+// static library. No Halide here.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/model_source.h"
+#include "fusion/planner/planner.h"
+#include "generators/aot_compiler.h"
+#include "generators/fused_executor.h"
+#include "runtime/npu_target.h"
+#include "schedules/schedule_db.h"
+
+namespace gaf {
+
+struct EngineOptions {
+  ModelOptions model;                          // --dim bindings; builtin:bert-base's layers, seq, batch
+  PlannerOptions fusion;                       // fusion controls (enabled = false: every op alone)
+  RuleRegistry rules = RuleRegistry::builtin();
+  const ScheduleDb* schedules = nullptr;       // gaf-tune's tuned parameters, when given
+  int threads = 0;                             // Halide's thread pool; 0: HL_NUM_THREADS or one per core
+  std::optional<NpuTarget> npu;                // the target: the host, or the NPU tile model
+  // Host: MatMul weights rewritten as panels before kernels compile (generators/weight_packing.h).
+  // Off for runs that must see the weights as the reference does (gaf verify).
+  bool pack_weights = true;
+  // Keep the graph as loaded, before the planner's rewrites, beside the planned one (a reference
+  // run or an unfused baseline of the same model); else the rewrites replace its weights in place.
+  bool keep_loaded = false;
+};
+
+// Sets Halide's thread pool size (HL_NUM_THREADS) if `threads` > 0; it must run before the first
+// JIT use (loading already runs kernels to fold constants). GafError when negative.
+void set_halide_threads(int threads);
+
+class Engine {
+ public:
+  // Loads "path.onnx" or "builtin:NAME"; symbols not bound by opts.model are bound from the
+  // shapes of `known_inputs`. GafError naming the model on a bad file, op or binding.
+  Engine(const std::string& model, EngineOptions opts, const TensorMap& known_inputs = {});
+  // A graph built in code (static and typed: after prepare_graph, or made so by the builder).
+  Engine(Graph g, EngineOptions opts, const std::string& description = "graph");
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const FusionPlan& plan();
+  // The graph kernels are compiled from: planned, and packed when pack_weights (host).
+  const Graph& kernel_graph();
+  // `progress` is called as each group's kernel is ready (the first call compiles; later ones return it).
+  FusedExecutor& compile(const CompileProgress& progress = {});
+  // Runs into `outputs`, kept by the caller across runs: after the first run, a run writes into
+  // the same tensors and allocates no tensor memory (FusedExecutor::run).
+  void run(const TensorMap& inputs, TensorMap& outputs);
+  TensorMap run(const TensorMap& inputs);
+  // Compiles the plan ahead of time (generators/aot_compiler.h) with this engine's schedules and
+  // target; `aot.schedules` and `aot.npu` are filled in from the options. The AOT compiler packs
+  // the weights for its own target, so call it before compile() or with pack_weights off.
+  AotResult compile_aot(AotOptions aot);
+
+  const std::string& description() const { return loaded_.description; }
+  const PassStats& passes() const { return loaded_.passes; }
+  const EngineOptions& options() const { return opts_; }
+  bool fusion_enabled() const { return opts_.fusion.enabled; }
+  // The graph the plan indexes (after the planner's rewrites); before plan(), as loaded.
+  const Graph& graph() const { return graph_; }
+  // The graph as loaded (keep_loaded), for the reference run of the model; GafError otherwise.
+  const Graph& loaded_graph() const;
+  // Moves the loaded graph out (keep_loaded), e.g. into an engine of its own for a baseline.
+  Graph take_loaded_graph();
+  // The executor that folded constants at load: the reference run of the model (gaf verify).
+  ReferenceExecutor& reference() { return *reference_; }
+
+ private:
+  void after_load();
+
+  EngineOptions opts_;
+  std::unique_ptr<ReferenceExecutor> reference_;
+  LoadedModel loaded_;  // its graph: kept only with keep_loaded
+  Graph graph_;
+  std::optional<FusionPlan> plan_;
+  bool packed_ = false;
+  std::unique_ptr<FusedExecutor> executor_;
+};
+
+}  // namespace gaf

@@ -1,0 +1,83 @@
+// The AOT plan file (schema graph-autofusion/aot-plan/1, docs/USER_GUIDE.md) as one typed value:
+// the writer (generators/aot_compiler.cpp) fills it and calls to_json, the reader (PlanRunner)
+// calls from_json and validate. Also the kernel table hash both sides compute from it. No Halide.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/npu_sim.h"
+#include "runtime/npu_target.h"
+#include "runtime/tensor.h"
+
+namespace gaf {
+
+struct AotTensor {
+  std::string name;
+  DType dtype = DType::Float32;
+  Shape shape;
+  int64_t nbytes() const { return shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)); }
+};
+
+// A value in the arena: byte offset, size, and the first and last group that touch it.
+struct AotBuffer : AotTensor {
+  int64_t offset = 0, bytes = 0;
+  int first = 0, last = 0;
+};
+
+// A constant in the weights file: byte offset and size.
+struct AotWeight : AotTensor {
+  int64_t offset = 0, bytes = 0;
+};
+
+struct AotKernel {
+  std::string function;  // empty: the group computes nothing (zero-sized outputs)
+  std::string signature;
+  bool tuned = false;
+  int first_group = 0;
+  bool has_npu = false;          // npu-tile plans: what the simulator counts, and the tiles
+  NpuStageMap npu_stages;
+  std::vector<std::string> npu_tiles;
+};
+
+struct AotGroup {
+  int id = 0;
+  std::string kind, label;
+  std::string kernel;                        // empty: nothing to compute
+  std::vector<std::string> inputs, outputs;  // FusionGroup order
+  std::vector<std::string> kernel_outputs;   // the non-empty outputs: the kernel's output arguments
+};
+
+struct AotPlan {
+  static constexpr const char* kSchema = "graph-autofusion/aot-plan/1";
+  std::string name, model, halide_target;
+  bool npu = false;  // "target": "npu-tile" (else "host")
+  NpuTarget npu_target;
+  std::string library, header, weights_file;
+  int64_t weights_bytes = 0;
+  std::vector<AotTensor> inputs, outputs;
+  std::vector<AotKernel> kernels;
+  int64_t arena_bytes = 0, arena_lower_bound = 0, arena_alignment = 64;
+  std::vector<AotBuffer> buffers;
+  std::vector<AotWeight> weights;
+  std::vector<AotGroup> groups;
+  // kernel_table_hash() when compiled; the generated header carries the same value.
+  std::string kernel_table_hash_recorded;
+
+  std::string to_json() const;
+  // Parses and checks the schema: GafError "<origin>: field '<path>': ..." on the first problem.
+  static AotPlan from_json(const std::string& text, const std::string& origin);
+  // Cross-checks (GafError "<origin>: ..." naming the field and value): every buffer inside the
+  // arena, aligned, its bytes its shape's, no two buffers live at once overlapping; every weight
+  // inside the weights file with its shape's bytes; outputs with their buffer's shape; every
+  // group argument a known value with kernel outputs in the arena; every kernel named by a group
+  // listed; and the recorded kernel table hash equal to the one this plan's content gives.
+  void validate(const std::string& origin) const;
+  // A hash of every group's kernel and the dtypes and shapes of its arguments in order: the
+  // contract between the plan and the compiled kernels (whose extents are compile-time
+  // constants). A plan of another model, sequence length or edited by hand gives another hash.
+  std::string kernel_table_hash() const;
+};
+
+}  // namespace gaf
