@@ -138,3 +138,39 @@ TEST(Passes, FoldsConstantSubgraphsAndRemovesDeadNodes) {
   TensorMap out = ex.run(g, {{"x", in}});
   EXPECT_EQ(out.at("y").data<float>()[5], 15.0f);
 }
+
+// Pow(x, 2) with a constant exponent becomes x * x (same name, same result); a Pow whose
+// exponent is a graph input or another constant stays.
+TEST(Passes, CanonicalizeSquaresWrittenAsPow) {
+  GraphBuilder b("pow");
+  auto x = b.input("x", DType::Float32, {2, 3});
+  auto e = b.input("e", DType::Float32, {1});
+  auto sq = b.pow(x, b.scalar(2.0f));
+  auto cube = b.pow(x, b.scalar(3.0f));
+  auto any = b.pow(x, e);
+  b.output(b.add(b.add(sq, cube), any), "y");
+  Graph g = b.finish();
+  const std::string sq_name = g.nodes()[g.value(sq.name).producer].name;
+  ReferenceExecutor ex;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  PassStats s = prepare_graph(g, {}, eval);
+  EXPECT_EQ(s.canonicalized_nodes, 1);
+  int pows = 0;
+  for (const Node& n : g.nodes()) {
+    pows += n.op_type == "Pow";
+    if (n.name == sq_name) {
+      EXPECT_EQ(n.op_type, "Mul");
+      EXPECT_EQ(n.inputs, (std::vector<std::string>{x.name, x.name}));
+    }
+  }
+  EXPECT_EQ(pows, 2);
+  Tensor in(DType::Float32, {2, 3}), one(DType::Float32, {1});
+  for (int i = 0; i < 6; ++i) in.data<float>()[i] = 0.5f * static_cast<float>(i) - 1.0f;
+  one.data<float>()[0] = 1.0f;
+  TensorMap out = ex.run(g, {{"x", in}, {"e", one}});
+  for (int i = 0; i < 6; ++i) {
+    const float v = in.data<float>()[i];
+    EXPECT_NEAR(out.at("y").data<float>()[i], v * v + v * v * v + v, 1e-5f) << i;
+  }
+}

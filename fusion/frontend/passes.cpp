@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "fusion/frontend/canonicalize.h"
+
 namespace gaf {
 
 PassStats infer_and_fold(Graph& g, const NodeEvaluator& eval, int64_t max_fold_elements) {
@@ -99,6 +101,7 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,
   }
   PassStats s = infer_and_fold(g, eval);
   s.removed_nodes = remove_dead_nodes(g);
+  s.canonicalized_nodes = canonicalize(g);
   g.validate();
   return s;
 }

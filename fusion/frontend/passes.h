@@ -20,6 +20,7 @@ using NodeEvaluator = std::function<std::vector<Tensor>(
 struct PassStats {
   int folded_nodes = 0;
   int removed_nodes = 0;
+  int canonicalized_nodes = 0;  // rewritten to one spelling (canonicalize.h)
 };
 
 // Folds nodes whose inputs are all constants (or shape-only) and whose outputs hold at most
@@ -36,7 +37,7 @@ std::vector<std::string> value_graph_inputs(const Graph& g);
 void specialize_inputs(Graph& g, const std::map<std::string, Tensor>& values);
 
 // Bind dims (every symbol of a graph input must be bound: GafError lists the unbound ones),
-// then infer+fold, then dead-node removal, then validate.
+// then infer+fold, then dead-node removal, then canonicalize (canonicalize.h), then validate.
 PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,
                         const NodeEvaluator& eval);
 

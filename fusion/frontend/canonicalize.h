@@ -1,0 +1,14 @@
+// Equivalent spellings rewritten to one form after folding, so that kernels and rules see one
+// spelling whatever the exporter wrote. Today: Pow(x, 2) with a constant exponent becomes
+// Mul(x, x) — a general pow per element costs a log and an exp, and LayerNorm's variance is
+// written with it (PyTorch's decomposed LayerNorm, the built-in BERT).
+#pragma once
+
+#include "fusion/ir/graph.h"
+
+namespace gaf {
+
+// Returns the number of nodes rewritten. Node names stay (explain and reports still find them).
+int canonicalize(Graph& g);
+
+}  // namespace gaf
