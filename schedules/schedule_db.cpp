@@ -112,13 +112,11 @@ ScheduleDb ScheduleDb::load(const std::string& path, bool missing_ok) {
     if (missing_ok) return db;
     throw GafError(path + ": schedule database not found");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw GafError(path + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
+  // A database holds a few KB per tuned group; 256 MB is far beyond any real one.
+  const std::string text = read_regular_file(path, "schedule database", 256 << 20);
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw GafError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
   }
