@@ -63,6 +63,11 @@ class FusedExecutor {
   std::vector<NpuCounts> npu_counts_;
   std::shared_ptr<uint8_t> arena_;                 // run()'s intermediates (see run)
   std::map<std::string, int64_t> arena_offset_;   // value -> offset in arena_
+  // Per group, the members whose schema checks input contents (Gather's indices) and whose
+  // inputs all come from outside the group: checked on the host before the kernel runs, since
+  // the compiled algorithm clamps. Empty for most groups (BERT has none).
+  std::vector<std::vector<int>> input_checks_;
+  void check_member_inputs(size_t s, const std::vector<const Tensor*>& group_inputs) const;
   // Group s's output tensors, in FusionGroup::outputs order: in the arena when `in_arena`.
   std::vector<Tensor> output_tensors(size_t s, bool in_arena);
   std::vector<Tensor> run_kernel(size_t s, const std::vector<const Tensor*>& inputs, std::vector<Tensor> outs);

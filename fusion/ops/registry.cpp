@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fusion/ops/families.h"
+#include "runtime/memory_budget.h"
 
 namespace gaf {
 
@@ -108,6 +109,15 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   return out;
 }
 
+void check_node_inputs(const OpSchema& schema, const Node& node, const std::vector<const Tensor*>& inputs) {
+  if (!schema.check_inputs) return;
+  try {
+    schema.check_inputs(node, inputs);
+  } catch (const GafError& e) {
+    throw GafError("node '" + node.name + "' (" + node.op_type + "): " + e.what());
+  }
+}
+
 void infer_shapes(Graph& g, const AfterNodeHook& after_node) {
   const OpRegistry& reg = OpRegistry::global();
   for (int idx : g.topological_order()) {
@@ -130,6 +140,16 @@ void infer_shapes(Graph& g, const AfterNodeHook& after_node) {
     std::vector<TensorDesc> out = infer_node(schema, n, types, values);
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k].empty()) continue;
+      // Every value's size fits in int64 from here on, and each alone fits the memory budget:
+      // a model that could never run is refused before anything runs.
+      const std::string what = "node '" + n.name + "' (" + n.op_type + "): output '" + n.outputs[k] + "'";
+      try {
+        byte_size(out[k].dtype, out[k].shape);
+      } catch (const GafError& e) {
+        throw GafError(what + ": " + e.what());
+      }
+      check_memory_budget(byte_size(out[k].dtype, out[k].shape),
+                          what + " " + dtype_name(out[k].dtype) + shape_str(out[k].shape));
       if (!g.has_value(n.outputs[k])) g.add_value(n.outputs[k], TensorType(out[k].dtype, out[k].shape));
       Value& v = g.value(n.outputs[k]);
       // Keep symbol names the importer recorded when they agree with the inferred extent.
