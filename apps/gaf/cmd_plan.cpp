@@ -19,6 +19,8 @@ struct PlanArgs {
 
 int plan(const PlanArgs& a) {
   a.common.apply();
+  if (!a.json_file.empty()) check_writable_file(a.json_file, "--json");
+  if (!a.dot_file.empty()) check_writable_file(a.dot_file, "--dot");
   ReferenceExecutor folder;
   std::unique_ptr<PlannedModel> pm = load_and_plan(a.model, a.fusion, folder);
   const Graph& g = pm->graph;

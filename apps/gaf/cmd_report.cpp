@@ -67,6 +67,8 @@ int report(const ReportArgs& a) {
   const bool npu = a.target == "npu-tile";
   if (!npu && a.html_file.empty() && a.json_file.empty())
     throw GafError("nothing to write: give --html FILE and/or --json FILE (or --target npu-tile for the NPU table)");
+  if (!a.html_file.empty()) check_writable_file(a.html_file, "--html");
+  if (!a.json_file.empty()) check_writable_file(a.json_file, "--json");
   if (!npu && !a.npu_target_file.empty()) throw GafError("--npu-target needs --target npu-tile");
   if (!npu && !a.schedules.empty()) throw GafError("--schedules needs --target npu-tile");
   std::optional<ScheduleDb> db;

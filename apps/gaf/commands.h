@@ -26,6 +26,8 @@ struct FusionArgs {
   int max_group_size = 0;
   void add_to(CLI::App* app);
   PlannerOptions resolved(const RuleRegistry& rules) const;
+  // Every --skip must name a node or op type of the loaded graph.
+  void check_skip_names(const Graph& g) const;
 };
 
 // Options of every subcommand: -v/-q (log level, with GAF_LOG_LEVEL) and --threads (Halide's
@@ -34,6 +36,7 @@ struct CommonArgs {
   int verbose = 0;
   bool quiet = false;
   int threads = 0;  // 0: Halide's default (HL_NUM_THREADS, else one per core)
+  std::string max_memory;  // --max-memory: the tensor memory budget (default: the machine's RAM)
   void add_to(CLI::App* app);
   void apply() const;
 };

@@ -1,10 +1,14 @@
+#include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "apps/gaf/commands.h"
 #include "apps/gaf/logging.h"
+#include "runtime/memory_budget.h"
 #include "runtime/tensor_io.h"
 
 namespace gaf::cli {
@@ -21,7 +25,7 @@ ModelOptions ModelArgs::resolved() const {
   ModelOptions o = opts;
   for (const std::string& d : dims) {
     auto [name, v] = parse_dim_binding(d);
-    o.dims[name] = v;
+    if (!o.dims.emplace(name, v).second) throw GafError("--dim '" + name + "' is given twice");
   }
   return o;
 }
@@ -30,11 +34,19 @@ void CommonArgs::add_to(CLI::App* app) {
   app->add_flag("-v,--verbose", verbose, "more log output on stderr (-v info, -vv debug: every planner decision)");
   app->add_flag("-q,--quiet", quiet, "errors only on stderr");
   app->add_option("--threads", threads, "threads of Halide's thread pool (default: one per core)");
+  app->add_option("--max-memory", max_memory, "memory budget for tensors, e.g. 8G or 512M (default: the machine's RAM)");
 }
+
+namespace {
+// More threads than this only thrash (and 100000 exhaust the process's thread limit).
+int max_threads() { return std::max(256, 4 * static_cast<int>(std::thread::hardware_concurrency())); }
+}  // namespace
 
 void CommonArgs::apply() const {
   configure_logging(verbose, quiet);
   if (threads < 0) throw GafError("--threads must be positive (or 0 for one per core)");
+  if (threads > max_threads()) throw GafError("--threads " + std::to_string(threads) + " is more than " + std::to_string(max_threads()));
+  if (!max_memory.empty()) set_memory_budget(parse_byte_count(max_memory, "--max-memory"));
   if (threads > 0) {
     // Halide's runtime sizes its thread pool from HL_NUM_THREADS when the first parallel loop
     // runs; nothing has been JIT-compiled or run yet at this point.
@@ -76,17 +88,40 @@ PlannerOptions FusionArgs::resolved(const RuleRegistry& rules) const {
   return o;
 }
 
+void FusionArgs::check_skip_names(const Graph& g) const {
+  for (const std::string& s : skip) {
+    bool found = false;
+    for (const Node& n : g.nodes()) found = found || n.name == s || n.op_type == s;
+    if (!found) throw GafError("--skip '" + s + "': no node of the model has that name or op type");
+  }
+}
+
 std::unique_ptr<PlannedModel> load_and_plan(const ModelArgs& model, const FusionArgs& fusion,
                                             ReferenceExecutor& folder, const TensorMap& inputs) {
   RuleRegistry rules = RuleRegistry::builtin();
   PlannerOptions opts = fusion.resolved(rules);
   auto pm = std::make_unique<PlannedModel>();
   pm->original = load_model(model.model, model.resolved(), folder, inputs);
+  fusion.check_skip_names(pm->original.graph);
   pm->graph = pm->original.graph;  // the planner's rewrites apply to this copy
   pm->plan = plan_fusion_rewriting(pm->graph, opts, rules);
   pm->fusion_enabled = opts.enabled;
   return pm;
 }
+
+namespace {
+// NaN or Inf in an input propagate to every output they reach; legal, but rarely intended.
+void warn_non_finite(const Tensor& t, const std::string& what) {
+  if (t.dtype() != DType::Float32) return;
+  int64_t nan = 0, inf = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = t.data<float>()[i];
+    nan += std::isnan(v);
+    inf += std::isinf(v);
+  }
+  if (nan || inf) spdlog::warn("{}: {} NaN and {} Inf values of {}", what, nan, inf, t.numel());
+}
+}  // namespace
 
 TensorMap read_input_files(const std::vector<std::string>& specs) {
   TensorMap inputs;
@@ -95,7 +130,9 @@ TensorMap read_input_files(const std::vector<std::string>& specs) {
     if (eq == std::string::npos || eq == 0) throw GafError("--input '" + spec + "': expected NAME=FILE.npy");
     std::string name = spec.substr(0, eq);
     if (inputs.count(name)) throw GafError("--input '" + name + "' is given twice");
-    inputs[name] = read_tensor_file(spec.substr(eq + 1));
+    const std::string file = spec.substr(eq + 1);
+    inputs[name] = read_tensor_file(file);
+    warn_non_finite(inputs[name], "--input '" + name + "' (" + file + ")");
   }
   return inputs;
 }
