@@ -1,9 +1,11 @@
 #include "runtime/npu_target.h"
 
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/file_io.h"
+#include "runtime/json_text.h"
 #include "runtime/tensor.h"
 
 namespace gaf {
@@ -11,6 +13,13 @@ namespace gaf {
 extern const char* const kDefaultNpuTargetJson;  // generated from schedules/targets (CMake)
 
 namespace {
+
+// 1, 4096, 0.001, 1e+06: as a reader writes them.
+std::string plain(double d) {
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
 
 // A field is {"value": V, "source": "..."}; a bare number is accepted too. Every field has a
 // range a real machine lies in: values outside it (1e30 cores) would overflow the counts and
@@ -24,8 +33,8 @@ double number(const nlohmann::json& j, const std::string& key, const std::string
     throw GafError(origin + ": field '" + key + "' must be a number (or {\"value\": number, \"source\": text})");
   double d = v.get<double>();
   if (!(d >= min_value && d <= max_value))
-    throw GafError(origin + ": field '" + key + "' is " + v.dump() + ", must be in [" +
-                   nlohmann::json(min_value).dump() + ", " + nlohmann::json(max_value).dump() + "]");
+    throw GafError(origin + ": field '" + key + "' is " + v.dump() + ", must be in [" + plain(min_value) + ", " +
+                   plain(max_value) + "]");
   return d;
 }
 
@@ -44,18 +53,15 @@ constexpr int64_t kMaxAlignBytes = 65536;
 }  // namespace
 
 NpuTarget parse_npu_target(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw GafError(origin + ": not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = parse_json_text(text, origin);
   if (!j.is_object()) throw GafError(origin + ": the target must be a JSON object");
   if (j.contains("schema") && j.at("schema") != "graph-autofusion/npu-target/1")
     throw GafError(origin + ": field 'schema' is " + j.at("schema").dump() +
                    ", expected \"graph-autofusion/npu-target/1\"");
   NpuTarget t;
   t.file = origin;
+  if (j.contains("name") && !j.at("name").is_string())
+    throw GafError(origin + ": field 'name' must be a string, got " + j.at("name").dump());
   t.name = j.value("name", std::string("unnamed"));
   t.ai_cores = static_cast<int>(whole(j, "ai_cores", origin, 1, 4096));
   t.clock_ghz = number(j, "clock_ghz", origin, 1e-3, 100);
