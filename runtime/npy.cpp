@@ -70,15 +70,9 @@ Tensor read_npy(const std::string& path) {
   while (std::getline(ss, item, ',')) {
     item = std::regex_replace(item, std::regex("\\s+"), "");
     if (item.empty()) continue;
-    size_t used = 0;
-    int64_t d = -1;
-    try {
-      d = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || d < 0) throw GafError(path + ": bad .npy shape entry '" + item + "'");
-    shape.push_back(d);
+    std::optional<int64_t> d = parse_size(item);
+    if (!d) throw GafError(path + ": bad .npy shape entry '" + item + "'");
+    shape.push_back(*d);
   }
   int64_t bytes;
   try {

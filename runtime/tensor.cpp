@@ -26,20 +26,32 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+namespace {
+[[noreturn]] void throw_overflow(const char* what, int64_t a, const char* op, int64_t b) {
+  throw GafError(std::string(what) + " " + std::to_string(a) + op + std::to_string(b) + " does not fit in 64 bits");
+}
+}  // namespace
+
 int64_t checked_mul(int64_t a, int64_t b, const char* what) {
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r))
-    throw GafError(std::string(what) + " " + std::to_string(a) + " x " + std::to_string(b) +
-                   " does not fit in 64 bits");
+  if (__builtin_mul_overflow(a, b, &r)) throw_overflow(what, a, " x ", b);
   return r;
 }
 
 int64_t checked_add(int64_t a, int64_t b, const char* what) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    throw GafError(std::string(what) + " " + std::to_string(a) + " + " + std::to_string(b) +
-                   " does not fit in 64 bits");
+  if (__builtin_add_overflow(a, b, &r)) throw_overflow(what, a, " + ", b);
   return r;
+}
+
+std::optional<int64_t> parse_size(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v))
+      return std::nullopt;
+  }
+  return v;
 }
 
 int64_t shape_numel(const Shape& s) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ int64_t byte_size(DType t, const Shape& s);
 int64_t checked_mul(int64_t a, int64_t b, const char* what = "size");
 int64_t checked_add(int64_t a, int64_t b, const char* what = "size");
 std::string shape_str(const Shape& s);
+// The whole of `text` as a decimal integer >= 0 that fits in int64; nullopt otherwise (sizes,
+// offsets and dims read from files and flags; no exceptions of std::stoll to leak).
+std::optional<int64_t> parse_size(const std::string& text);
 
 // The one error type users see: what() is a single line naming the file/node/tensor at fault.
 class GafError : public std::runtime_error {

@@ -26,16 +26,9 @@ DType dtype_from_onnx(int t, const std::string& what) {
 
 // A non-negative decimal integer field of external data ("offset", "length").
 int64_t external_int(const std::string& text, const std::string& key, const std::string& what) {
-  size_t used = 0;
-  int64_t v = -1;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || v < 0)
-    throw GafError(what + ": external data " + key + " '" + text + "' is not a non-negative integer");
-  return v;
+  std::optional<int64_t> v = parse_size(text);
+  if (!v) throw GafError(what + ": external data " + key + " '" + text + "' is not a non-negative integer");
+  return *v;
 }
 
 // Where an external tensor's bytes are: a regular file inside `dir`, a range checked against its

@@ -16,14 +16,9 @@ std::pair<std::string, int64_t> parse_dim_binding(const std::string& s) {
   size_t eq = s.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
     throw GafError("--dim '" + s + "': expected NAME=VALUE, e.g. --dim seq=128");
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(s.substr(eq + 1), &used);
-    if (used != s.size() - eq - 1 || v <= 0) throw std::invalid_argument("");
-    return {s.substr(0, eq), v};
-  } catch (const std::exception&) {
-    throw GafError("--dim '" + s + "': VALUE must be a positive integer");
-  }
+  std::optional<int64_t> v = parse_size(s.substr(eq + 1));
+  if (!v || *v == 0) throw GafError("--dim '" + s + "': VALUE must be a positive integer");
+  return {s.substr(0, eq), *v};
 }
 
 namespace {
