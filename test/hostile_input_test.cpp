@@ -275,6 +275,12 @@ TEST_F(HostileCli, GatherOutOfRange) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
+// Found by fuzz_onnx_model: signed overflow in Reshape's inference, a past-the-end insert in Gather's.
+TEST_F(HostileCli, ShapeInferenceOnHostileAttributes) {
+  expect_error(gaf() + "info " + m("reshape_overflow.onnx"), {"node 'reshape' (Reshape)", "does not fit in 64 bits"});
+  expect_error(gaf() + "info " + m("gather_scalar.onnx"), {"node 'gather_scalar' (Gather)", "rank >= 1"});
+}
+
 TEST_F(HostileCli, FlagsThatNameNothingOrRepeat) {
   expect_error(gaf() + "info " + m("overflow_dims.onnx") + " --dim n=2 --dim n=3", {"--dim 'n' is given twice"});
   expect_error(gaf() + "info " + m("overflow_dims.onnx") + " --dim n=2 --dim m=3", {"--dim 'm'", "it has: n"});

@@ -232,6 +232,7 @@ void add_gather(OpRegistry& r) {
   s.op_class = OpClass::Injective;
   s.min_inputs = s.max_inputs = 2;
   s.infer = [](const InferContext& c) {
+    c.check(c.rank(0) >= 1, "data must have rank >= 1, got a scalar");
     int axis = c.axis(c.attrs().get_int("axis", 0), c.rank(0));
     c.check(c.dtype(1) == DType::Int64,
             std::string("indices must be int64, got ") + dtype_name(c.dtype(1)));

@@ -103,7 +103,16 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   ctx.check(nout >= schema.min_outputs && nout <= schema.max_outputs,
             "has " + std::to_string(schema.min_outputs) + ".." +
                 std::to_string(schema.max_outputs) + " outputs, got " + std::to_string(nout));
-  std::vector<TensorDesc> out = schema.infer(ctx);
+  std::vector<TensorDesc> out;
+  try {
+    out = schema.infer(ctx);
+  } catch (const GafError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A standard-library error on hostile attributes (a bad index, a huge size) is still one
+    // line naming the node, not an abort.
+    ctx.fail(std::string("shape inference failed: ") + e.what());
+  }
   ctx.check(static_cast<int>(out.size()) >= nout, "shape inference produced too few outputs");
   out.resize(nout);
   return out;

@@ -9,6 +9,9 @@
   gather_const_oob.onnx  Gather of a constant with constant index 5 on an axis of 3 (folded)
   gather_input_oob.onnx  Gather of a constant by the input 'idx' (int64 [2])
   clashing_outputs.onnx  outputs 'a/b' and 'a:b', both NAME.npy as a file name 'a_b.npy'
+  reshape_overflow.onnx  Reshape to [2^47, 2^31, -1]: the known dims' product overflows
+  gather_scalar.onnx     Gather of a scalar (rank 0 data)
+(the last two found by fuzz/fuzz_onnx_model)
 No onnx.checker here: several of these are invalid on purpose.
 """
 import os
@@ -76,6 +79,14 @@ def main(out):
                     [helper.make_tensor_value_info("x", F, [2])],
                     [helper.make_tensor_value_info("a/b", F, [2]), helper.make_tensor_value_info("a:b", F, [2])]),
               os.path.join(out, "clashing_outputs.onnx"))
+    shp = numpy_helper.from_array(np.array([1 << 47, 1 << 31, -1], dtype=np.int64), "shp")
+    onnx.save(model([helper.make_node("Reshape", ["x", "shp"], ["y"], name="reshape")], "reshape",
+                    [helper.make_tensor_value_info("x", F, [2])], [helper.make_tensor_value_info("y", F, None)],
+                    [shp]), os.path.join(out, "reshape_overflow.onnx"))
+    scalar = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "s")
+    onnx.save(model([helper.make_node("Gather", ["s", "i"], ["y"], name="gather_scalar")], "gather_scalar",
+                    [helper.make_tensor_value_info("i", TensorProto.INT64, [1])],
+                    [helper.make_tensor_value_info("y", F, None)], [scalar]), os.path.join(out, "gather_scalar.onnx"))
     np.save(os.path.join(out, "x_nan.npy"), np.array([np.nan, 1.0], dtype=np.float32))
 
 
