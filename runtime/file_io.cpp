@@ -127,7 +127,9 @@ void check_writable_file(const std::string& path, const std::string& flag) {
   std::error_code ec;
   if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
     throw GafError(flag + " '" + path + "': exists and is not a regular file");
-  check_writable_folder(p.has_parent_path() ? p.parent_path().string() : ".", flag);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  if (!fs::is_directory(dir, ec)) throw GafError(flag + " '" + path + "': folder '" + dir + "' does not exist");
+  check_writable_folder(dir, flag);
 }
 
 std::vector<std::string> output_npy_paths(const std::string& dir, const std::vector<std::string>& names) {
