@@ -32,6 +32,7 @@ Engine::~Engine() = default;
 
 void Engine::after_load() {
   opts_.fusion.validate(opts_.rules);  // a bad rule name fails before any work
+  opts_.fusion.check_skip_names(loaded_.graph);
   // The planner's rewrites replace weights (horizontal MatMul, BatchNormalization folding): on a
   // copy only when the loaded graph is kept, so that otherwise the replaced weights are freed.
   if (opts_.keep_loaded) graph_ = loaded_.graph;

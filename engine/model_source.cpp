@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <random>
+#include <set>
 
 #include "fusion/frontend/onnx_import.h"
 #include "fusion/models/bert.h"
+#include "runtime/memory_budget.h"
 
 namespace gaf {
 
@@ -14,15 +16,29 @@ std::pair<std::string, int64_t> parse_dim_binding(const std::string& s) {
   size_t eq = s.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
     throw GafError("--dim '" + s + "': expected NAME=VALUE, e.g. --dim seq=128");
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(s.substr(eq + 1), &used);
-    if (used != s.size() - eq - 1 || v <= 0) throw std::invalid_argument("");
-    return {s.substr(0, eq), v};
-  } catch (const std::exception&) {
-    throw GafError("--dim '" + s + "': VALUE must be a positive integer");
+  std::optional<int64_t> v = parse_size(s.substr(eq + 1));
+  if (!v || *v == 0) throw GafError("--dim '" + s + "': VALUE must be a positive integer");
+  return {s.substr(0, eq), *v};
+}
+
+namespace {
+
+// Every --dim must name a symbolic dim of the model: a typo would otherwise bind nothing.
+void check_dims_named(const Graph& g, const std::map<std::string, int64_t>& dims, const std::string& spec) {
+  std::set<std::string> symbols;
+  for (const auto& [name, v] : g.values())
+    for (const Dim& d : v.type.dims)
+      if (!d.symbol.empty()) symbols.insert(d.symbol);
+  for (const auto& [name, value] : dims) {
+    if (symbols.count(name)) continue;
+    std::string list;
+    for (const std::string& s : symbols) list += (list.empty() ? "" : ", ") + s;
+    throw GafError("--dim '" + name + "': " + spec + " has no symbolic dim of that name (" +
+                   (list.empty() ? "it has none" : "it has: " + list) + ")");
   }
 }
+
+}  // namespace
 
 LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
                        ReferenceExecutor& folder, const TensorMap& known_inputs) {
@@ -41,6 +57,7 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
       throw GafError(spec + ": --layers, --seq and --batch must be positive");
     BertConfig cfg;
     cfg.layers = opts.layers;
+    check_memory_budget(bert_weight_bytes(cfg), spec + ": the weights of " + std::to_string(cfg.layers) + " layers");
     m.graph = build_bert(cfg);
     dims.emplace("seq", opts.seq);
     dims.emplace("batch", opts.batch);
@@ -59,6 +76,7 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
         if (!ty.dims[d].symbol.empty()) dims.emplace(ty.dims[d].symbol, t.shape()[d]);
     }
   }
+  check_dims_named(m.graph, opts.dims, spec);
   NodeEvaluator eval = [&folder](const Node& n, const std::vector<const Tensor*>& in,
                                  const std::vector<const TensorDesc*>& types) {
     return folder.run_node(n, in, types);
@@ -84,7 +102,12 @@ TensorMap make_default_inputs(const Graph& g, uint32_t seed, const std::optional
   TensorMap inputs;
   for (const std::string& name : g.inputs()) {
     const TensorType& ty = g.value(name).type;
-    Tensor t(ty.dtype, ty.shape());
+    Tensor t;
+    try {
+      t = Tensor(ty.dtype, ty.shape());
+    } catch (const GafError& e) {
+      throw GafError("generated input '" + name + "': " + e.what());
+    }
     for (int64_t i = 0; i < t.numel(); ++i) {
       switch (ty.dtype) {
         case DType::Float32:

@@ -1,9 +1,12 @@
 #include "generators/fused_executor.h"
 
+#include "fusion/ops/registry.h"
 #include "generators/memory_plan.h"
 #include "generators/value_store.h"
+#include "runtime/memory_budget.h"
 #include "schedules/host_target.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -24,6 +27,15 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
   const std::string target = npu ? "npu-tile" : "host";
   const std::string machine = !schedules ? "" : npu ? npu_machine_key(*npu) : host_machine_key();
   for (const FusionGroup& grp : plan.groups) {
+    input_checks_.emplace_back();
+    for (int idx : grp.nodes) {
+      const Node& n = g.nodes()[idx];
+      const OpSchema* schema = OpRegistry::global().find(n.op_type);
+      bool external = schema && schema->check_inputs;
+      for (const std::string& in : n.inputs)
+        external = external && (in.empty() || std::count(grp.inputs.begin(), grp.inputs.end(), in));
+      if (external) input_checks_.back().push_back(idx);
+    }
     const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, target, machine) : nullptr;
     tuned_.push_back(tuned != nullptr);
     stats_.tuned_groups += tuned != nullptr;
@@ -58,10 +70,9 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
       if (graph_outputs_.count(o)) computed_outputs_.insert(o);
   }
   if (memory.arena_bytes > 0) {
-    size_t bytes = static_cast<size_t>((memory.arena_bytes + 63) / 64 * 64);
-    void* p = std::aligned_alloc(MemoryPlan::kArenaAlignment, bytes);
-    if (!p) throw GafError("out of memory allocating the " + std::to_string(bytes) + "-byte arena");
-    arena_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+    static_assert(MemoryPlan::kArenaAlignment <= 64, "tensor storage is 64-byte aligned");
+    arena_ = allocate_tensor_storage(memory.arena_bytes, g_.name + ": the arena of " +
+                                                             std::to_string(memory.slots.size()) + " intermediates");
   }
 }
 
@@ -84,7 +95,11 @@ std::vector<Tensor> FusedExecutor::output_tensors(size_t s, TensorMap* caller) {
       outs.push_back(t);  // shares the caller's storage
       continue;
     }
-    outs.push_back(Tensor::uninitialized(descs[k].dtype, descs[k].shape));
+    try {
+      outs.push_back(Tensor::uninitialized(descs[k].dtype, descs[k].shape));
+    } catch (const GafError& e) {
+      throw GafError("group " + std::to_string(s) + " output '" + (name ? *name : std::string("?")) + "': " + e.what());
+    }
   }
   return outs;
 }
@@ -105,6 +120,7 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     const FusionGroup& grp = plan_.groups[s];
     ins.clear();
     for (const std::string& in : grp.inputs) ins.push_back(store.get(in));
+    check_member_inputs(s, ins);
     auto t0 = std::chrono::steady_clock::now();
     std::vector<Tensor> outs = run_kernel(s, ins, output_tensors(s, &outputs));
     if (profile_)
@@ -117,7 +133,21 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     if (!computed_outputs_.count(o)) outputs[o] = *store.get(o);
 }
 
+void FusedExecutor::check_member_inputs(size_t s, const std::vector<const Tensor*>& group_inputs) const {
+  const FusionGroup& grp = plan_.groups[s];
+  for (int idx : input_checks_[s]) {
+    const Node& n = g_.nodes()[idx];
+    std::vector<const Tensor*> ins;
+    for (const std::string& in : n.inputs) {
+      auto at = std::find(grp.inputs.begin(), grp.inputs.end(), in);
+      ins.push_back(in.empty() ? nullptr : group_inputs[static_cast<size_t>(at - grp.inputs.begin())]);
+    }
+    check_node_inputs(OpRegistry::global().get(n), n, ins);
+  }
+}
+
 std::vector<Tensor> FusedExecutor::run_group(size_t s, const std::vector<const Tensor*>& inputs) {
+  check_member_inputs(s, inputs);
   return run_kernel(s, inputs, output_tensors(s, nullptr));  // the caller keeps them: not the arena
 }
 

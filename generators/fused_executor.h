@@ -73,6 +73,11 @@ class FusedExecutor {
   std::map<std::string, int64_t> arena_offset_;   // value -> offset in arena_
   std::set<std::string> graph_outputs_, computed_outputs_;  // the latter: written by some group
   std::vector<std::vector<std::string>> reads_;    // per group, the values it reads
+  // Per group, the members whose schema checks input contents (Gather's indices) and whose
+  // inputs all come from outside the group: checked on the host before the kernel runs, since
+  // the compiled algorithm clamps. Empty for most groups (BERT has none).
+  std::vector<std::vector<int>> input_checks_;
+  void check_member_inputs(size_t s, const std::vector<const Tensor*>& group_inputs) const;
   // Group s's output tensors, in FusionGroup::outputs order: with `caller` (run()), graph
   // outputs in the caller's map (reused when they fit) and intermediates in the arena; else fresh.
   std::vector<Tensor> output_tensors(size_t s, TensorMap* caller);

@@ -87,9 +87,16 @@ std::vector<Tensor> ReferenceExecutor::run_node(const Node& node,
   std::vector<const Tensor*> values(inputs.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (schema.is_value_input(static_cast<int>(i))) values[i] = inputs[i];
+  check_node_inputs(schema, node, inputs);
   NodeKernel& k = kernel_for(schema, node, types, values);
   std::vector<Tensor> outs;
-  for (const TensorDesc& d : k.output_descs()) outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+  for (const TensorDesc& d : k.output_descs()) {
+    try {
+      outs.push_back(Tensor::uninitialized(d.dtype, d.shape));
+    } catch (const GafError& e) {
+      throw GafError("node '" + node.name + "' (" + node.op_type + "): output: " + e.what());
+    }
+  }
   std::vector<const Tensor*> data(inputs.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!schema.is_shape_only_input(static_cast<int>(i))) data[i] = inputs[i];

@@ -1,10 +1,11 @@
 #include "runtime/npu_target.h"
 
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/file_io.h"
+#include "runtime/json_text.h"
 #include "runtime/tensor.h"
 
 namespace gaf {
@@ -13,60 +14,72 @@ extern const char* const kDefaultNpuTargetJson;  // generated from schedules/tar
 
 namespace {
 
-// A field is {"value": V, "source": "..."}; a bare number is accepted too.
-double number(const nlohmann::json& j, const std::string& key, const std::string& origin, double min_value) {
+// 1, 4096, 0.001, 1e+06: as a reader writes them.
+std::string plain(double d) {
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
+
+// A field is {"value": V, "source": "..."}; a bare number is accepted too. Every field has a
+// range a real machine lies in: values outside it (1e30 cores) would overflow the counts and
+// times derived from them.
+double number(const nlohmann::json& j, const std::string& key, const std::string& origin, double min_value,
+              double max_value) {
   if (!j.contains(key)) throw GafError(origin + ": field '" + key + "' is missing");
   const nlohmann::json& f = j.at(key);
   const nlohmann::json& v = f.is_object() ? (f.contains("value") ? f.at("value") : nlohmann::json()) : f;
   if (!v.is_number())
     throw GafError(origin + ": field '" + key + "' must be a number (or {\"value\": number, \"source\": text})");
   double d = v.get<double>();
-  if (!(d >= min_value))
-    throw GafError(origin + ": field '" + key + "' is " + v.dump() + ", must be at least " +
-                   nlohmann::json(min_value).dump());
+  if (!(d >= min_value && d <= max_value))
+    throw GafError(origin + ": field '" + key + "' is " + v.dump() + ", must be in [" + plain(min_value) + ", " +
+                   plain(max_value) + "]");
   return d;
 }
 
-int64_t bytes(const nlohmann::json& j, const std::string& key, const std::string& origin) {
-  double d = number(j, key, origin, 1);
+// A whole number in [min_value, max_value] (cores, cube dims, bytes).
+int64_t whole(const nlohmann::json& j, const std::string& key, const std::string& origin, int64_t min_value,
+              int64_t max_value) {
+  double d = number(j, key, origin, static_cast<double>(min_value), static_cast<double>(max_value));
   if (d != static_cast<double>(static_cast<int64_t>(d)))
-    throw GafError(origin + ": field '" + key + "' must be a whole number of bytes");
+    throw GafError(origin + ": field '" + key + "' must be a whole number");
   return static_cast<int64_t>(d);
 }
+
+constexpr int64_t kMaxBufferBytes = int64_t{1} << 34;  // 16 GiB: far above any on-chip buffer
+constexpr int64_t kMaxAlignBytes = 65536;
 
 }  // namespace
 
 NpuTarget parse_npu_target(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw GafError(origin + ": not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = parse_json_text(text, origin);
   if (!j.is_object()) throw GafError(origin + ": the target must be a JSON object");
   if (j.contains("schema") && j.at("schema") != "graph-autofusion/npu-target/1")
     throw GafError(origin + ": field 'schema' is " + j.at("schema").dump() +
                    ", expected \"graph-autofusion/npu-target/1\"");
   NpuTarget t;
   t.file = origin;
+  if (j.contains("name") && !j.at("name").is_string())
+    throw GafError(origin + ": field 'name' must be a string, got " + j.at("name").dump());
   t.name = j.value("name", std::string("unnamed"));
-  t.ai_cores = static_cast<int>(number(j, "ai_cores", origin, 1));
-  t.clock_ghz = number(j, "clock_ghz", origin, 1e-6);
-  t.gm_bandwidth_gbps = number(j, "gm_bandwidth_gbps", origin, 1e-6);
-  t.l1_bytes = bytes(j, "l1_bytes", origin);
-  t.ub_bytes = bytes(j, "ub_bytes", origin);
-  t.l0a_bytes = bytes(j, "l0a_bytes", origin);
-  t.l0b_bytes = bytes(j, "l0b_bytes", origin);
-  t.l0c_bytes = bytes(j, "l0c_bytes", origin);
-  t.cube_m = static_cast<int>(number(j, "cube_m", origin, 1));
-  t.cube_k = static_cast<int>(number(j, "cube_k", origin, 1));
-  t.cube_n = static_cast<int>(number(j, "cube_n", origin, 1));
-  t.cube_fp32_macs_per_cycle = number(j, "cube_fp32_macs_per_cycle", origin, 1e-6);
-  t.vector_bytes_per_cycle = number(j, "vector_bytes_per_cycle", origin, 1e-6);
-  t.ub_align_bytes = bytes(j, "ub_align_bytes", origin);
-  t.l0_align_bytes = bytes(j, "l0_align_bytes", origin);
-  t.gm_line_bytes = bytes(j, "gm_line_bytes", origin);
-  t.launch_overhead_us = number(j, "launch_overhead_us", origin, 0);
+  t.ai_cores = static_cast<int>(whole(j, "ai_cores", origin, 1, 4096));
+  t.clock_ghz = number(j, "clock_ghz", origin, 1e-3, 100);
+  t.gm_bandwidth_gbps = number(j, "gm_bandwidth_gbps", origin, 1e-3, 1e6);
+  t.l1_bytes = whole(j, "l1_bytes", origin, 1, kMaxBufferBytes);
+  t.ub_bytes = whole(j, "ub_bytes", origin, 1, kMaxBufferBytes);
+  t.l0a_bytes = whole(j, "l0a_bytes", origin, 1, kMaxBufferBytes);
+  t.l0b_bytes = whole(j, "l0b_bytes", origin, 1, kMaxBufferBytes);
+  t.l0c_bytes = whole(j, "l0c_bytes", origin, 1, kMaxBufferBytes);
+  t.cube_m = static_cast<int>(whole(j, "cube_m", origin, 1, 1024));
+  t.cube_k = static_cast<int>(whole(j, "cube_k", origin, 1, 1024));
+  t.cube_n = static_cast<int>(whole(j, "cube_n", origin, 1, 1024));
+  t.cube_fp32_macs_per_cycle = number(j, "cube_fp32_macs_per_cycle", origin, 1e-3, 1e7);
+  t.vector_bytes_per_cycle = number(j, "vector_bytes_per_cycle", origin, 1e-3, 1e6);
+  t.ub_align_bytes = whole(j, "ub_align_bytes", origin, 1, kMaxAlignBytes);
+  t.l0_align_bytes = whole(j, "l0_align_bytes", origin, 1, kMaxAlignBytes);
+  t.gm_line_bytes = whole(j, "gm_line_bytes", origin, 1, kMaxAlignBytes);
+  t.launch_overhead_us = number(j, "launch_overhead_us", origin, 0, 1e6);
   return t;
 }
 
@@ -94,11 +107,8 @@ std::string npu_target_json(const NpuTarget& t) {
 }
 
 NpuTarget load_npu_target(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw GafError("NPU target file '" + path + "': cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_npu_target(ss.str(), "NPU target file '" + path + "'");
+  // A target file is a few hundred bytes; 1 MB is generous.
+  return parse_npu_target(read_regular_file(path, "NPU target file", 1 << 20), "NPU target file '" + path + "'");
 }
 
 const NpuTarget& default_npu_target() {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -11,6 +12,7 @@ namespace gaf {
 namespace {
 
 const char kMagic[] = "\x93NUMPY";
+constexpr int64_t kMaxHeaderBytes = 65536;
 
 std::string npy_descr(DType t) {
   switch (t) {
@@ -24,26 +26,29 @@ std::string npy_descr(DType t) {
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw GafError(path + ": cannot open .npy file");
-  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (data.size() < 10 || data.compare(0, 6, kMagic, 6) != 0)
-    throw GafError(path + ": not a .npy file (bad magic)");
-  int major = static_cast<unsigned char>(data[6]);
-  size_t hlen, hstart;
+  RegularFile f(path, ".npy file");
+  if (f.size() < 10) throw GafError(path + ": not a .npy file (bad magic)");
+  const std::string pre = f.read(0, std::min<int64_t>(f.size(), 12));
+  if (pre.compare(0, 6, kMagic, 6) != 0) throw GafError(path + ": not a .npy file (bad magic)");
+  int major = static_cast<unsigned char>(pre[6]);
+  int64_t hlen, hstart;
   if (major == 1) {
-    hlen = static_cast<unsigned char>(data[8]) | (static_cast<unsigned char>(data[9]) << 8);
+    hlen = static_cast<unsigned char>(pre[8]) | (static_cast<unsigned char>(pre[9]) << 8);
     hstart = 10;
   } else if (major == 2 || major == 3) {
-    if (data.size() < 12) throw GafError(path + ": truncated .npy header");
+    if (pre.size() < 12) throw GafError(path + ": truncated .npy header");
     hlen = 0;
-    for (int i = 0; i < 4; ++i) hlen |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i) hlen |= static_cast<int64_t>(static_cast<unsigned char>(pre[8 + i])) << (8 * i);
     hstart = 12;
   } else {
     throw GafError(path + ": unsupported .npy version " + std::to_string(major));
   }
-  if (data.size() < hstart + hlen) throw GafError(path + ": truncated .npy header");
-  std::string header = data.substr(hstart, hlen);
+  if (f.size() - hstart < hlen) throw GafError(path + ": truncated .npy header");
+  // NumPy itself refuses headers over 10000 bytes; a longer one is not a real array.
+  if (hlen > kMaxHeaderBytes)
+    throw GafError(path + ": .npy header of " + std::to_string(hlen) + " bytes is too long (at most " +
+                   std::to_string(kMaxHeaderBytes) + ")");
+  std::string header = f.read(hstart, hlen);
   std::smatch m;
   if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'")))
     throw GafError(path + ": .npy header has no 'descr'");
@@ -65,19 +70,29 @@ Tensor read_npy(const std::string& path) {
   while (std::getline(ss, item, ',')) {
     item = std::regex_replace(item, std::regex("\\s+"), "");
     if (item.empty()) continue;
-    try {
-      shape.push_back(std::stoll(item));
-    } catch (...) {
-      throw GafError(path + ": bad .npy shape entry '" + item + "'");
-    }
+    std::optional<int64_t> d = parse_size(item);
+    if (!d) throw GafError(path + ": bad .npy shape entry '" + item + "'");
+    shape.push_back(*d);
   }
-  Tensor t(dtype, shape);
-  size_t body = hstart + hlen;
-  if (data.size() - body < t.nbytes())
-    throw GafError(path + ": truncated .npy data (" + std::to_string(data.size() - body) +
-                   " bytes, expected " + std::to_string(t.nbytes()) + " for " +
+  int64_t bytes;
+  try {
+    bytes = byte_size(dtype, shape);
+  } catch (const GafError& e) {
+    throw GafError(path + ": .npy shape: " + e.what());
+  }
+  // The declared size against the bytes present, before anything is allocated.
+  const int64_t body = hstart + hlen;
+  if (f.size() - body < bytes)
+    throw GafError(path + ": truncated .npy data (" + std::to_string(f.size() - body) +
+                   " bytes, expected " + std::to_string(bytes) + " for " +
                    dtype_name(dtype) + shape_str(shape) + ")");
-  if (t.nbytes()) std::memcpy(t.raw(), data.data() + body, t.nbytes());
+  Tensor t;
+  try {
+    t = Tensor::uninitialized(dtype, shape);
+  } catch (const GafError& e) {
+    throw GafError(path + ": " + e.what());
+  }
+  f.read_into(body, bytes, t.raw());
   return t;
 }
 
@@ -95,23 +110,6 @@ void write_npy(const std::string& path, const Tensor& t) {
                              1, 0, static_cast<char>(hl & 0xff), static_cast<char>(hl >> 8)};
   write_file_atomically(path, {std::string_view(preamble, 10), header,
                                std::string_view(static_cast<const char*>(t.raw()), t.nbytes())});
-}
-
-void write_file_atomically(const std::string& path, const std::vector<std::string_view>& chunks) {
-  std::string tmp = path + ".partial";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw GafError(path + ": cannot write file");
-    for (std::string_view c : chunks) f.write(c.data(), static_cast<std::streamsize>(c.size()));
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw GafError(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw GafError(path + ": cannot move the written file into place");
-  }
 }
 
 }  // namespace gaf

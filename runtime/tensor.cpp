@@ -1,5 +1,7 @@
 #include "runtime/tensor.h"
 
+#include "runtime/memory_budget.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -24,10 +26,49 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+namespace {
+[[noreturn]] void throw_overflow(const char* what, int64_t a, const char* op, int64_t b) {
+  throw GafError(std::string(what) + " " + std::to_string(a) + op + std::to_string(b) + " does not fit in 64 bits");
+}
+}  // namespace
+
+int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw_overflow(what, a, " x ", b);
+  return r;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw_overflow(what, a, " + ", b);
+  return r;
+}
+
+std::optional<int64_t> parse_size(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v))
+      return std::nullopt;
+  }
+  return v;
+}
+
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    if (d < 0) throw GafError("shape " + shape_str(s) + " has a negative extent");
+    if (__builtin_mul_overflow(n, d, &n))
+      throw GafError("shape " + shape_str(s) + " has more elements than fit in 64 bits");
+  }
   return n;
+}
+
+int64_t byte_size(DType t, const Shape& s) {
+  int64_t n = shape_numel(s), bytes;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(t)), &bytes))
+    throw GafError(std::string(dtype_name(t)) + shape_str(s) + " has more bytes than fit in 64 bits");
+  return bytes;
 }
 
 std::string shape_str(const Shape& s) {
@@ -45,14 +86,7 @@ Tensor::Tensor(DType dtype, Shape shape) : Tensor(dtype, std::move(shape), NoFil
 Tensor Tensor::uninitialized(DType dtype, Shape shape) { return Tensor(dtype, std::move(shape), NoFill{}); }
 
 Tensor::Tensor(DType dtype, Shape shape, NoFill) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_)
-    if (d < 0) throw GafError("tensor shape " + shape_str(shape_) + " has a negative extent");
-  size_t bytes = nbytes();
-  size_t padded = ((bytes + 63) / 64) * 64;
-  if (padded == 0) padded = 64;
-  void* p = std::aligned_alloc(64, padded);
-  if (!p) throw GafError("out of memory allocating " + std::to_string(padded) + " bytes");
-  storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  storage_ = allocate_tensor_storage(byte_size(dtype_, shape_), dtype_name(dtype_) + shape_str(shape_));
 }
 
 double Tensor::as_double(int64_t i) const {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,8 +21,18 @@ const char* dtype_name(DType t);
 
 using Shape = std::vector<int64_t>;
 
+// Element count and byte size of a shape, overflow-checked: shapes come from files, --dim and
+// model options, so a product that does not fit in int64 (or a negative extent) is an error
+// (GafError naming the shape; callers add the tensor). Every size computation goes through these.
 int64_t shape_numel(const Shape& s);
+int64_t byte_size(DType t, const Shape& s);
+// a * b or a + b for sizes; GafError naming `what` if the result does not fit in int64.
+int64_t checked_mul(int64_t a, int64_t b, const char* what = "size");
+int64_t checked_add(int64_t a, int64_t b, const char* what = "size");
 std::string shape_str(const Shape& s);
+// The whole of `text` as a decimal integer >= 0 that fits in int64; nullopt otherwise (sizes,
+// offsets and dims read from files and flags; no exceptions of std::stoll to leak).
+std::optional<int64_t> parse_size(const std::string& text);
 
 // The one error type users see: what() is a single line naming the file/node/tensor at fault.
 class GafError : public std::runtime_error {
@@ -50,7 +61,7 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t numel() const { return shape_numel(shape_); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  size_t nbytes() const { return static_cast<size_t>(byte_size(dtype_, shape_)); }
 
   void* raw() { return storage_.get(); }
   const void* raw() const { return storage_.get(); }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/file_io.h"
 #include "runtime/tensor.h"
 
 namespace onnx {
@@ -14,9 +15,6 @@ class TensorProto;
 
 namespace gaf {
 
-// Writes the chunks to `path` through a temporary file renamed into place, so a failure never
-// leaves a partial file behind. Throws GafError naming the file.
-void write_file_atomically(const std::string& path, const std::vector<std::string_view>& chunks);
 
 Tensor read_npy(const std::string& path);
 // Writes atomically: a temporary file renamed into place, so a failure leaves no partial file.
@@ -26,6 +24,9 @@ void write_npy(const std::string& path, const Tensor& t);
 // must stay inside); empty = external data not allowed.
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
                          const std::string& external_dir = "");
+// The byte size its dims and type declare (overflow-checked; GafError naming `what`), without
+// reading its data: the importer sums these against the memory budget before allocating.
+int64_t tensor_proto_bytes(const onnx::TensorProto& p, const std::string& what);
 Tensor read_tensor_pb(const std::string& path);
 
 // Which one by extension (.npy or .pb).

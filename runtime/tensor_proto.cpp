@@ -2,7 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 
 #include "runtime/tensor_io.h"
 
@@ -24,40 +24,68 @@ DType dtype_from_onnx(int t, const std::string& what) {
   }
 }
 
-// Reads `length` bytes at `offset` of an external data file that must lie inside `dir`.
-std::string read_external(const onnx::TensorProto& p, const std::string& what,
-                          const std::string& dir) {
+// A non-negative decimal integer field of external data ("offset", "length").
+int64_t external_int(const std::string& text, const std::string& key, const std::string& what) {
+  std::optional<int64_t> v = parse_size(text);
+  if (!v) throw GafError(what + ": external data " + key + " '" + text + "' is not a non-negative integer");
+  return *v;
+}
+
+// Where an external tensor's bytes are: a regular file inside `dir`, a range checked against its
+// size. Opened before the tensor is allocated, so a bad range costs nothing.
+struct ExternalRange {
+  std::unique_ptr<RegularFile> file;
+  int64_t offset = 0, length = 0;
+};
+
+ExternalRange open_external(const onnx::TensorProto& p, const std::string& what, const std::string& dir) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    else if (kv.key() == "offset") offset = external_int(kv.value(), "offset", what);
+    else if (kv.key() == "length") length = external_int(kv.value(), "length", what);
   }
   if (dir.empty()) throw GafError(what + ": external data is not allowed here");
   if (location.empty()) throw GafError(what + ": external data without a location");
-  fs::path base = fs::weakly_canonical(fs::path(dir));
-  fs::path file = fs::weakly_canonical(base / location);
+  fs::path base, file;
+  try {
+    base = fs::weakly_canonical(fs::path(dir));
+    file = fs::weakly_canonical(base / location);
+  } catch (const fs::filesystem_error& e) {
+    throw GafError(what + ": external data location '" + location + "': " + e.code().message());
+  }
   auto rel = file.lexically_relative(base);
-  if (fs::path(location).is_absolute() || rel.empty() || *rel.begin() == "..")
+  if (fs::path(location).is_absolute() || rel.empty() || *rel.begin() == ".." || rel == ".")
     throw GafError(what + ": external data location '" + location +
                    "' escapes the model's folder " + base.string());
-  std::ifstream f(file, std::ios::binary);
-  if (!f) throw GafError(what + ": cannot open external data file " + file.string());
-  f.seekg(0, std::ios::end);
-  int64_t size = f.tellg();
-  if (length < 0) length = size - offset;
-  if (offset < 0 || offset + length > size)
-    throw GafError(what + ": external data range [" + std::to_string(offset) + ", " +
-                   std::to_string(offset + length) + ") is outside " + file.string() + " (" +
-                   std::to_string(size) + " bytes)");
-  std::string bytes(static_cast<size_t>(length), '\0');
-  f.seekg(offset);
-  f.read(bytes.data(), length);
-  return bytes;
+  ExternalRange r;
+  try {
+    r.file = std::make_unique<RegularFile>(file.string(), "external data file");
+  } catch (const GafError& e) {
+    throw GafError(what + ": " + e.what());
+  }
+  const int64_t size = r.file->size();
+  if (offset > size || (length >= 0 && length > size - offset))
+    throw GafError(what + ": external data range offset " + std::to_string(offset) + ", length " +
+                   (length < 0 ? std::string("(to the end)") : std::to_string(length)) + " is outside " +
+                   file.string() + " (" + std::to_string(size) + " bytes)");
+  r.offset = offset;
+  r.length = length < 0 ? size - offset : length;
+  return r;
 }
 
 }  // namespace
+
+int64_t tensor_proto_bytes(const onnx::TensorProto& p, const std::string& what) {
+  DType dtype = dtype_from_onnx(p.data_type(), what);
+  Shape shape(p.dims().begin(), p.dims().end());
+  try {
+    return byte_size(dtype, shape);
+  } catch (const GafError& e) {
+    throw GafError(what + ": " + e.what());
+  }
+}
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
                          const std::string& external_dir) {
@@ -65,40 +93,48 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
   Shape shape(p.dims().begin(), p.dims().end());
   for (int64_t d : shape)
     if (d < 0) throw GafError(what + ": negative dim in tensor shape " + shape_str(shape));
-  Tensor t(dtype, shape);
-  const int64_t n = t.numel();
-  auto need = [&](int64_t got) {
-    if (got != n)
-      throw GafError(what + ": tensor has " + std::to_string(got) + " elements, its shape " +
-                     shape_str(shape) + " needs " + std::to_string(n));
+  const int64_t bytes = tensor_proto_bytes(p, what);
+  const int64_t n = bytes / static_cast<int64_t>(dtype_size(dtype));
+  auto allocate = [&] {
+    try {
+      return Tensor::uninitialized(dtype, shape);
+    } catch (const GafError& e) {
+      throw GafError(what + ": " + e.what());
+    }
   };
+  // Declared sizes are checked against the bytes present before anything is allocated.
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string bytes = read_external(p, what, external_dir);
-    if (bytes.size() != t.nbytes())
-      throw GafError(what + ": external data has " + std::to_string(bytes.size()) +
-                     " bytes, expected " + std::to_string(t.nbytes()));
-    if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
+    ExternalRange r = open_external(p, what, external_dir);
+    if (r.length != bytes)
+      throw GafError(what + ": external data has " + std::to_string(r.length) + " bytes, expected " +
+                     std::to_string(bytes) + " for " + dtype_name(dtype) + shape_str(shape));
+    Tensor t = allocate();
+    r.file->read_into(r.offset, r.length, t.raw());
     return t;
   }
   if (p.has_raw_data()) {
-    if (p.raw_data().size() != t.nbytes())
-      throw GafError(what + ": raw data has " + std::to_string(p.raw_data().size()) +
-                     " bytes, expected " + std::to_string(t.nbytes()) + " for " +
-                     dtype_name(dtype) + shape_str(shape));
-    if (n) std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
+    if (static_cast<int64_t>(p.raw_data().size()) != bytes)
+      throw GafError(what + ": raw data has " + std::to_string(p.raw_data().size()) + " bytes, expected " +
+                     std::to_string(bytes) + " for " + dtype_name(dtype) + shape_str(shape));
+    Tensor t = allocate();
+    if (bytes) std::memcpy(t.raw(), p.raw_data().data(), static_cast<size_t>(bytes));
     return t;
   }
+  const int64_t count = dtype == DType::Float32 ? p.float_data_size()
+                        : dtype == DType::Int64 ? p.int64_data_size()
+                                                : p.int32_data_size();
+  if (count != n)
+    throw GafError(what + ": tensor has " + std::to_string(count) + " elements, its shape " +
+                   shape_str(shape) + " needs " + std::to_string(n));
+  Tensor t = allocate();
   switch (dtype) {
     case DType::Float32:
-      need(p.float_data_size());
       for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = p.float_data(static_cast<int>(i));
       break;
     case DType::Int64:
-      need(p.int64_data_size());
       for (int64_t i = 0; i < n; ++i) t.data<int64_t>()[i] = p.int64_data(static_cast<int>(i));
       break;
     case DType::Bool:
-      need(p.int32_data_size());
       for (int64_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = p.int32_data(static_cast<int>(i)) ? 1 : 0;
       break;
   }
@@ -106,10 +142,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
 }
 
 Tensor read_tensor_pb(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw GafError(path + ": cannot open tensor file");
+  // Protobuf messages are limited to 2 GB.
+  const std::string bytes = read_regular_file(path, "tensor file", INT32_MAX);
   onnx::TensorProto p;
-  if (!p.ParseFromIstream(&f)) throw GafError(path + ": not a valid ONNX TensorProto");
+  if (!p.ParseFromString(bytes)) throw GafError(path + ": not a valid ONNX TensorProto");
   return tensor_from_proto(p, path);
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/json_text.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_io.h"
 
@@ -112,16 +113,9 @@ ScheduleDb ScheduleDb::load(const std::string& path, bool missing_ok) {
     if (missing_ok) return db;
     throw GafError(path + ": schedule database not found");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw GafError(path + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw GafError(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
-  }
+  // A database holds a few KB per tuned group; 256 MB is far beyond any real one.
+  const std::string text = read_regular_file(path, "schedule database", 256 << 20);
+  json j = parse_json_text(text, path);
   if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string())
     throw GafError(path + ": not a schedule database (no \"schema\" field)");
   if (j["schema"] != kSchema)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages graph-autofusion needs (skips what is already installed).
-# Usage: scripts/install_deps.sh [--with-peers]
+# Usage: scripts/install_deps.sh [--with-peers] [--with-fuzz]
 #   PyTorch (python3-torch) is always installed: the end-to-end tests export models with it.
 #   --with-peers adds the benchmark peers: oneDNN (libdnnl-dev) for bench/gaf_bench, and OpenBLAS
 #   (libopenblas0-pthread) as the system BLAS Debian's torch calls — with the reference BLAS it
 #   falls back to, PyTorch eager BERT-base takes 6.1 s instead of 0.15 s at seq 128.
+#   --with-fuzz adds clang-14 and libFuzzer for the loaders' fuzzing harnesses (-DGAF_FUZZ=ON, fuzz/).
 set -euo pipefail
 
 # graphviz draws the report's picture (dot -Tsvg); libspdlog-dev/libfmt-dev give the CLI's log
@@ -15,7 +16,8 @@ packages=(cmake g++ make libhalide14-0-dev libgtest-dev libcli11-dev libonnx-dev
 for arg in "$@"; do
   case "$arg" in
     --with-peers) packages+=(libdnnl-dev libopenblas0-pthread) ;;
-    *) echo "install_deps: unknown option '$arg' (usage: scripts/install_deps.sh [--with-peers])" >&2; exit 2 ;;
+    --with-fuzz) packages+=(clang-14 libfuzzer-14-dev) ;;
+    *) echo "install_deps: unknown option '$arg' (usage: scripts/install_deps.sh [--with-peers] [--with-fuzz])" >&2; exit 2 ;;
   esac
 done
 

@@ -224,6 +224,10 @@ TEST(BertInfer, InputErrorsNameTheTensor) {
       {" --input attention_mask=" + m_ok, "input 'hidden_states' is missing"},
       {" --input bogus=" + m_ok, "input 'bogus' is not an input"},
       {" --plan " + dir + "/none.plan.json", "none.plan.json"},
+      // Directories named as files: one line, not an uncaught exception.
+      {" --plan " + dir, "is a directory, expected a plan file"},
+      {" --input hidden_states=" + dir + " --input attention_mask=" + m_ok, "is a directory, expected a .npy file"},
+      {" --output-dir " + dir + "/missing", "--output-dir '"},
   };
   for (const Case& c : cases) {
     CommandResult r = run_command(std::string(BERT_INFER) + c.args, dir);

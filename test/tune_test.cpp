@@ -5,6 +5,7 @@
 // report the tuned groups and kernels.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -148,6 +149,8 @@ TEST(ScheduleDbFile, CorruptOrMismatchedFilesAreClearErrors) {
     return std::string("no error");
   };
   EXPECT_NE(error_of("{\"schema\": ").find("bad.json: not valid JSON"), std::string::npos);
+  // Found by fuzz_schedule_db: a number beyond a double threw nlohmann's out_of_range uncaught.
+  EXPECT_NE(error_of("{\"schema\": 2E000001200000000}").find("bad.json: not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("[1, 2]").find("not a schedule database"), std::string::npos);
   EXPECT_NE(error_of(R"({"schema": "graph-autofusion/schedules/9", "entries": []})").find("is not"), std::string::npos);
   std::string entry = R"({"schema": "graph-autofusion/schedules/1", "entries": [{"signature": "s", "target": "host",
@@ -192,4 +195,64 @@ TEST(TuneCli, TunesOneLayerBertAndRunUsesTheDatabase) {
   auto bad = cli(std::string(GAF_BINARY) + " run " + model + " --schedules " + db);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("bert1.json: not valid JSON"), std::string::npos) << bad.err;
+}
+
+// A database that cannot be written must cost nothing: a missing folder is found before any
+// tuning, a full disk (here a file size limit: writes fail with EFBIG as with ENOSPC) keeps the
+// previous database and leaves no temporary, and the run fails instead of printing "saved".
+TEST(TuneCli, DatabaseWritesAreCheckedAndAtomic) {
+  std::string tune_bin = (fs::path(GAF_BINARY).parent_path() / "gaf-tune").string();
+  std::string model = "builtin:bert-base --layers 1 --seq 8";
+  auto t0 = std::chrono::steady_clock::now();
+  auto missing = cli(tune_bin + " " + model + " --db " + scratch("no/such/folder/db.json") + " --trials 1");
+  EXPECT_EQ(missing.exit_code, 1) << missing.err;
+  EXPECT_NE(missing.err.find("--db '"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("folder/db.json': folder '"), std::string::npos) << missing.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0) << "checked before tuning";
+
+  auto zero = cli(tune_bin + " " + model + " --db " + scratch("zero.json") + " --trials 0");
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_NE(zero.err.find("--trials"), std::string::npos) << zero.err;
+  EXPECT_LT(zero.err.size(), 200u) << zero.err;
+
+  std::string dir = gaf::testing::scratch_dir("tune_full_disk");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string db = dir + "/db.json";
+  ScheduleDb previous;
+  TunedSchedule s;
+  s.signature = "kept";
+  s.target = "host";
+  s.machine = "m";
+  s.date = "2026-01-01";
+  previous.put(s);
+  // Large enough that the new database (a kept entry plus six tuned groups) exceeds the limit.
+  previous.save(db);
+  const std::string before = gaf::testing::slurp(db);
+  // The limit applies to every file the process writes, so its output goes through a pipe.
+  // (In braces: cli() redirects the whole command line's stdin, stdout and stderr.)
+  auto full = cli("{ (trap '' XFSZ; ulimit -f 1; " + tune_bin + " " + model + " --db " + db +
+                  " --trials 1 --repeat 1 --budget 1m --no-mullapudi; echo \"exit=$?\") 2>&1 | cat; }");
+  EXPECT_NE(full.out.find("exit=1"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("db.json: write failed (File too large)"), std::string::npos) << full.out;
+  EXPECT_EQ(full.out.find("saved"), std::string::npos) << full.out;
+  EXPECT_EQ(gaf::testing::slurp(db), before);
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1) << "no temporary left behind";
+}
+
+// Ctrl-C keeps what was found, and the exit code says the run did not finish.
+TEST(TuneCli, InterruptExitsNonZero) {
+  std::string tune_bin = (fs::path(GAF_BINARY).parent_path() / "gaf-tune").string();
+  std::string dir = gaf::testing::scratch_dir("tune_interrupt");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // SIGINT once the first group is being tuned (the handler is installed before that line).
+  auto r = cli("{ cd " + dir + " && " + tune_bin + " builtin:bert-base --layers 1 --seq 8 --db db.json --budget 10m "
+               "--trials 1000 --no-mullapudi > out.txt 2> err.txt & pid=$!; "
+               "for i in $(seq 600); do grep -q 'group 1/' " + dir + "/err.txt 2>/dev/null && break; sleep 0.1; done; "
+               "kill -INT $pid; wait $pid; echo \"exit=$?\"; cat " + dir + "/out.txt; }");
+  EXPECT_NE(r.out.find("exit=130"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("interrupted: what was found so far is in db.json"), std::string::npos) << r.out;
 }

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <random>
 
 #include "bert.h"
@@ -25,8 +24,8 @@ int run(const std::string& plan, const std::vector<std::string>& input_specs, co
         int repeat, bool profile, unsigned seed) {
   using namespace gaf;
   if (repeat < 1) throw GafError("--repeat must be at least 1");
-  if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
-    throw GafError("--output-dir '" + out_dir + "' is not a directory");
+  if (!out_dir.empty()) check_writable_folder(out_dir, "--output-dir");
+  RegularFile(plan, "plan file");  // a directory or FIFO named as the plan: one line, not a crash
   auto t0 = std::chrono::steady_clock::now();
   PlanRunner runner(plan, bert_library);
   std::printf("plan: %s: %zu groups, arena %.2f MB (lower bound %.2f MB), %.1f MB of weights, loaded in %.1f ms\n",
@@ -71,21 +70,21 @@ int run(const std::string& plan, const std::vector<std::string>& input_specs, co
   }
   // Weights, arena, inputs and outputs, the kernels and the Halide runtime: no compiler here.
   std::printf("peak RSS %.1f MB (weights %.1f MB)\n", peak_rss_bytes() / 1e6, runner.weight_bytes() / 1e6);
-  for (const auto& o : runner.outputs()) {
-    const Tensor& t = outs.at(o.name);
+  std::vector<std::string> names;
+  for (const auto& o : runner.outputs()) names.push_back(o.name);
+  const std::vector<std::string> paths = out_dir.empty() ? names : output_npy_paths(out_dir, names);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Tensor& t = outs.at(names[i]);
     double sum = 0, abs_sum = 0;
     for (int64_t i = 0; i < t.numel(); ++i) {
       sum += t.as_double(i);
       abs_sum += std::fabs(t.as_double(i));
     }
-    std::printf("output %s: %s%s sum=%.6e abs_sum=%.6e\n", o.name.c_str(), dtype_name(t.dtype()),
+    std::printf("output %s: %s%s sum=%.6e abs_sum=%.6e\n", names[i].c_str(), dtype_name(t.dtype()),
                 shape_str(t.shape()).c_str(), sum, abs_sum);
     if (!out_dir.empty()) {
-      std::string file = o.name;
-      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == ':'; }, '_');
-      std::string path = (std::filesystem::path(out_dir) / (file + ".npy")).string();
-      write_npy(path, t);
-      std::printf("wrote %s\n", path.c_str());
+      write_npy(paths[i], t);
+      std::printf("wrote %s (output '%s')\n", paths[i].c_str(), names[i].c_str());
     }
   }
   return 0;
@@ -117,5 +116,8 @@ int main(int argc, char** argv) {
   } catch (const gaf::GafError& e) {
     std::fprintf(stderr, "bert_infer: error: %s\n", e.what());
     return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bert_infer: internal error: %s\n", e.what());
+    return 2;
   }
 }

@@ -1,8 +1,8 @@
 // gaf-tune: searches each distinct fused group's host schedule parameters, measures candidates,
 // keeps the best in a schedule database that gaf run and the AOT build read. With --target
 // npu-tile: the NPU tile model's tile sizes, costed by the simulator's modeled time. Exit codes as gaf:
-// 0 ok, 1 user error (one line naming what is wrong), 2 internal error. Ctrl-C stops after the
-// candidate being measured and keeps everything found so far.
+// 0 ok, 1 user error (one line naming what is wrong), 2 internal error, 130 interrupted. Ctrl-C
+// stops after the candidate being measured and keeps everything found so far.
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +15,7 @@
 
 #include "apps/gaf-tune/tuner.h"
 #include "apps/gaf/commands.h"
+#include "runtime/file_io.h"
 #include "schedules/host_target.h"
 
 namespace {
@@ -27,8 +28,10 @@ double parse_budget(const std::string& s) {
   std::smatch m;
   if (!std::regex_match(s, m, std::regex(R"(\s*([0-9]+(?:\.[0-9]+)?)\s*([smh]?)\s*)")))
     throw gaf::GafError("--budget '" + s + "': expected a duration such as 90s, 10m or 1h");
-  double v = std::stod(m[1]);
-  return m[2] == "h" ? v * 3600 : m[2] == "m" ? v * 60 : v;
+  double v = std::strtod(m[1].str().c_str(), nullptr);
+  v = m[2] == "h" ? v * 3600 : m[2] == "m" ? v * 60 : v;
+  if (!(v >= 1 && v <= 30 * 86400)) throw gaf::GafError("--budget '" + s + "': must be between 1 s and 30 days");
+  return v;
 }
 
 // `npu`: times are the NPU model's (modeled, printed in microseconds) and Mullapudi2016 does not apply.
@@ -74,10 +77,11 @@ int main(int argc, char** argv) {
                  "built-in one");
   app.add_option("--db", db_path, "schedule database (JSON): created, or continued")->required();
   app.add_option("--budget", budget, "time budget for the whole run: 90s, 10m, 1h")->capture_default_str();
-  app.add_option("--trials", opts.trials, "candidates per group at most")->check(CLI::PositiveNumber)->capture_default_str();
+  // Explicit ranges: CLI::PositiveNumber's message quotes the full range of a double.
+  app.add_option("--trials", opts.trials, "candidates per group at most")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_option("--group", opts.only_signature, "tune only the group with this signature");
   app.add_option("--seed", opts.seed, "random seed of the search and the inputs")->capture_default_str();
-  app.add_option("--repeat", opts.repeat, "timed runs per candidate (median)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--repeat", opts.repeat, "timed runs per candidate (median)")->check(CLI::Range(1, 10000))->capture_default_str();
   app.add_flag("--no-mullapudi", no_mullapudi, "skip the Mullapudi2016 autoscheduler comparison");
   try {
     app.parse(argc, argv);
@@ -91,6 +95,8 @@ int main(int argc, char** argv) {
     const gaf::NpuTarget npu_target = npu ? gaf::npu_target_or_default(npu_target_file) : gaf::NpuTarget();
     opts.budget_s = parse_budget(budget);
     opts.mullapudi = !no_mullapudi;
+    // Before any tuning: a database that cannot be written would lose every result.
+    gaf::check_writable_file(db_path, "--db");
     gaf::ScheduleDb db = gaf::ScheduleDb::load(db_path, /*missing_ok=*/true);
 
     // Tuned as gaf run runs it: MatMul weights packed for the default tiles (a packed MatMul's
@@ -125,8 +131,11 @@ int main(int argc, char** argv) {
                        : gaf::tune::tune_plan(g, plan, db, db_path, opts, g_stop, progress);
     if (tty) std::fprintf(stderr, "\n");
     print_table(results, npu);
-    if (g_stop) std::printf("interrupted: what was found so far is in %s\n", db_path.c_str());
-    else std::printf("saved %s (%zu entries)\n", db_path.c_str(), db.entries().size());
+    if (g_stop) {
+      std::printf("interrupted: what was found so far is in %s\n", db_path.c_str());
+      return 130;  // as a shell reports a process stopped by SIGINT
+    }
+    std::printf("saved %s (%zu entries)\n", db_path.c_str(), db.entries().size());
     return 0;
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf-tune: error: " << e.what() << std::endl;

@@ -20,6 +20,8 @@ struct PlanArgs {
 
 int plan(const PlanArgs& a) {
   a.common.apply();
+  if (!a.json_file.empty()) check_writable_file(a.json_file, "--json");
+  if (!a.dot_file.empty()) check_writable_file(a.dot_file, "--dot");
   Engine engine(a.model.model, engine_options(a.model, a.fusion, a.common));
   const FusionPlan& p = engine.plan();
   const Graph& g = engine.graph();

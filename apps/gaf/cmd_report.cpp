@@ -34,13 +34,6 @@ struct ReportArgs {
   std::string schedules;        // npu-tile: gaf-tune's database
 };
 
-void check_writable(const std::string& option, const std::string& file) {
-  if (file.empty()) return;
-  std::filesystem::path dir = std::filesystem::path(file).parent_path();
-  if (!dir.empty() && !std::filesystem::is_directory(dir))
-    throw GafError(option + " '" + file + "': folder '" + dir.string() + "' does not exist");
-}
-
 // The picture for the page: the SVG, or (no graphviz) an empty string and a note saying why.
 std::pair<std::string, std::string> picture(const Graph& g, const FusionPlan& plan) {
   try {
@@ -72,8 +65,8 @@ int report(const ReportArgs& a) {
   std::optional<ScheduleDb> db;
   if (!a.schedules.empty()) db = ScheduleDb::load(a.schedules, /*missing_ok=*/false);
   const NpuTarget npu_target = npu ? npu_target_or_default(a.npu_target_file) : NpuTarget();
-  check_writable("--html", a.html_file);
-  check_writable("--json", a.json_file);
+  if (!a.html_file.empty()) check_writable_file(a.html_file, "--html");
+  if (!a.json_file.empty()) check_writable_file(a.json_file, "--json");
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
   TensorMap inputs = read_input_files(a.inputs);
   Engine engine(a.model.model, engine_options(a.model, a.fusion, a.common), inputs);

@@ -71,8 +71,7 @@ int run(const RunArgs& a) {
   std::unique_ptr<ScheduleDb> db;  // read first: a bad file fails before the model is loaded
   if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
   TensorMap inputs = read_input_files(a.inputs);
-  if (!a.output_dir.empty() && !std::filesystem::is_directory(a.output_dir))
-    throw GafError("--output-dir '" + a.output_dir + "' is not a directory");
+  if (!a.output_dir.empty()) check_writable_folder(a.output_dir, "--output-dir");
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
   EngineOptions opts = engine_options(a.model, a.fusion, a.common);
   opts.schedules = db.get();
@@ -156,12 +155,10 @@ int run(const RunArgs& a) {
   }
   spdlog::info("threads: this process ran with {} threads", process_threads());
   if (!a.output_dir.empty()) {
-    for (const std::string& name : output_names) {
-      std::string file = name;
-      std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == ':'; }, '_');
-      std::string path = (std::filesystem::path(a.output_dir) / (file + ".npy")).string();
-      write_npy(path, outs.at(name));
-      std::printf("wrote %s\n", path.c_str());
+    const std::vector<std::string> paths = output_npy_paths(a.output_dir, output_names);
+    for (size_t i = 0; i < paths.size(); ++i) {
+      write_npy(paths[i], outs.at(output_names[i]));
+      std::printf("wrote %s (output '%s')\n", paths[i].c_str(), output_names[i].c_str());
     }
   }
   return 0;

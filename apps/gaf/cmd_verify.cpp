@@ -46,7 +46,10 @@ int verify(const VerifyArgs& a) {
   a.common.apply();
   if (!a.range.empty() && (a.range.size() != 2 || !(a.range[0] < a.range[1])))
     throw GafError("--range: expected LO,HI with LO < HI, e.g. --range -1,1");
-  if (a.tol.rtol < 0 || a.tol.atol < 0) throw GafError("--rtol and --atol must not be negative");
+  // NaN compares false with everything and inf accepts everything: both would pass any result.
+  if (!(a.tol.rtol >= 0 && std::isfinite(a.tol.rtol)) || !(a.tol.atol >= 0 && std::isfinite(a.tol.atol)))
+    throw GafError("--rtol and --atol must be finite and not negative (got rtol " + std::to_string(a.tol.rtol) +
+                   ", atol " + std::to_string(a.tol.atol) + ")");
   TensorMap inputs = read_input_files(a.inputs);
   EngineOptions opts = engine_options(a.model, a.fusion, a.common);
   opts.keep_loaded = true;     // the end-to-end check runs the model as loaded

@@ -34,6 +34,7 @@ struct CommonArgs {
   int verbose = 0;
   bool quiet = false;
   int threads = 0;  // 0: Halide's default (HL_NUM_THREADS, else one per core)
+  std::string max_memory;  // --max-memory: the tensor memory budget (default: the machine's RAM)
   void add_to(CLI::App* app);
   void apply() const;
 };

@@ -1,10 +1,14 @@
+#include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "apps/gaf/commands.h"
 #include "apps/gaf/logging.h"
+#include "runtime/memory_budget.h"
 #include "runtime/tensor_io.h"
 
 namespace gaf::cli {
@@ -21,7 +25,7 @@ ModelOptions ModelArgs::resolved() const {
   ModelOptions o = opts;
   for (const std::string& d : dims) {
     auto [name, v] = parse_dim_binding(d);
-    o.dims[name] = v;
+    if (!o.dims.emplace(name, v).second) throw GafError("--dim '" + name + "' is given twice");
   }
   return o;
 }
@@ -30,10 +34,18 @@ void CommonArgs::add_to(CLI::App* app) {
   app->add_flag("-v,--verbose", verbose, "more log output on stderr (-v info, -vv debug: every planner decision)");
   app->add_flag("-q,--quiet", quiet, "errors only on stderr");
   app->add_option("--threads", threads, "threads of Halide's thread pool (default: one per core)");
+  app->add_option("--max-memory", max_memory, "memory budget for tensors, e.g. 8G or 512M (default: the machine's RAM)");
 }
+
+namespace {
+// More threads than this only thrash (and 100000 exhaust the process's thread limit).
+int max_threads() { return std::max(256, 4 * static_cast<int>(std::thread::hardware_concurrency())); }
+}  // namespace
 
 void CommonArgs::apply() const {
   configure_logging(verbose, quiet);
+  if (threads > max_threads()) throw GafError("--threads " + std::to_string(threads) + " is more than " + std::to_string(max_threads()));
+  if (!max_memory.empty()) set_memory_budget(parse_byte_count(max_memory, "--max-memory"));
   set_halide_threads(threads);  // nothing has been JIT-compiled or run yet at this point
   if (threads > 0) spdlog::info("threads: Halide thread pool of {}", threads);
 }
@@ -79,6 +91,20 @@ EngineOptions engine_options(const ModelArgs& model, const FusionArgs& fusion, c
   return o;
 }
 
+namespace {
+// NaN or Inf in an input propagate to every output they reach; legal, but rarely intended.
+void warn_non_finite(const Tensor& t, const std::string& what) {
+  if (t.dtype() != DType::Float32) return;
+  int64_t nan = 0, inf = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = t.data<float>()[i];
+    nan += std::isnan(v);
+    inf += std::isinf(v);
+  }
+  if (nan || inf) spdlog::warn("{}: {} NaN and {} Inf values of {}", what, nan, inf, t.numel());
+}
+}  // namespace
+
 TensorMap read_input_files(const std::vector<std::string>& specs) {
   TensorMap inputs;
   for (const std::string& spec : specs) {
@@ -86,7 +112,9 @@ TensorMap read_input_files(const std::vector<std::string>& specs) {
     if (eq == std::string::npos || eq == 0) throw GafError("--input '" + spec + "': expected NAME=FILE.npy");
     std::string name = spec.substr(0, eq);
     if (inputs.count(name)) throw GafError("--input '" + name + "' is given twice");
-    inputs[name] = read_tensor_file(spec.substr(eq + 1));
+    const std::string file = spec.substr(eq + 1);
+    inputs[name] = read_tensor_file(file);
+    warn_non_finite(inputs[name], "--input '" + name + "' (" + file + ")");
   }
   return inputs;
 }

@@ -2,11 +2,12 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <climits>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "fusion/ops/registry.h"
+#include "runtime/memory_budget.h"
 #include "runtime/tensor_io.h"
 
 namespace gaf {
@@ -66,6 +67,9 @@ Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_
   for (const auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   if (opset < 0) throw GafError(what + ": the model imports no default-domain (ai.onnx) opset");
+  if (opset > kMaxOnnxOpset)
+    throw GafError(what + ": the model imports ai.onnx opset " + std::to_string(opset) +
+                   "; this importer supports opsets up to " + std::to_string(kMaxOnnxOpset));
 
   Graph g;
   g.name = gp.name().empty() ? "model" : gp.name();
@@ -87,6 +91,12 @@ Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_
                    " unsupported op(s): " + list);
   }
 
+  // The weights' declared sizes against the memory budget before any is allocated.
+  int64_t weight_bytes = 0;
+  for (const auto& init : gp.initializer())
+    weight_bytes = checked_add(weight_bytes, tensor_proto_bytes(init, what + ": initializer '" + init.name() + "'"),
+                               "weight bytes");
+  check_memory_budget(weight_bytes, what + ": the model's " + std::to_string(gp.initializer_size()) + " weights");
   for (const auto& init : gp.initializer())
     g.add_initializer(init.name(), tensor_from_proto(init, what + ": initializer '" + init.name() + "'", model_dir));
   for (const auto& in : gp.input()) {
@@ -141,10 +151,10 @@ Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_
 }
 
 Graph import_onnx_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw GafError(path + ": cannot open model file");
+  // Protobuf messages are limited to 2 GB (larger models keep their weights as external data).
+  const std::string bytes = read_regular_file(path, "model file", INT32_MAX);
   onnx::ModelProto model;
-  if (!model.ParseFromIstream(&f))
+  if (!model.ParseFromString(bytes))
     throw GafError(path + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     throw GafError(path + ": not a valid ONNX model (no graph)");

@@ -13,6 +13,9 @@ class ModelProto;
 
 namespace gaf {
 
+// The newest ai.onnx opset the importer knows the semantics of; a newer one is refused.
+constexpr int64_t kMaxOnnxOpset = 18;
+
 // Throws GafError naming the file (bad protobuf, unsupported element type) or listing every
 // unsupported (op type, node name) pair at once.
 Graph import_onnx_file(const std::string& path);

@@ -98,6 +98,11 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,
     if (!t.is_static())
       throw GafError("input '" + in + "' has unknown shape " + t.str() +
                      " (the model does not declare it)");
+    try {
+      byte_size(t.dtype, t.shape());
+    } catch (const GafError& e) {
+      throw GafError("input '" + in + "': " + e.what());
+    }
   }
   PassStats s = infer_and_fold(g, eval);
   s.removed_nodes = remove_dead_nodes(g);

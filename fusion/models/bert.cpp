@@ -99,4 +99,13 @@ Graph build_bert(const BertConfig& cfg) {
   return g.finish();
 }
 
+int64_t bert_weight_bytes(const BertConfig& cfg) {
+  const int64_t H = cfg.hidden, F = cfg.ffn;
+  // Per layer: Q, K, V and the output projection (H x H + H each), the FFN's two linears, two
+  // LayerNorms (scale and bias); float32.
+  int64_t per_layer = checked_add(checked_mul(4, H * H + H), H * F + F + F * H + H);
+  per_layer = checked_add(per_layer, 4 * H);
+  return checked_mul(checked_mul(per_layer, cfg.layers, "BERT weights"), 4, "BERT weight bytes");
+}
+
 }  // namespace gaf

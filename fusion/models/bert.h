@@ -23,5 +23,8 @@ struct BertConfig {
 // "attention_mask" float32 [batch, seq] (1 = attend, 0 = padding). Output: "last_hidden_state".
 // batch and seq stay symbolic; bind them before planning.
 Graph build_bert(const BertConfig& cfg);
+// The bytes of build_bert's weights, overflow-checked, without building (the memory budget
+// refuses a too-large configuration before anything is allocated).
+int64_t bert_weight_bytes(const BertConfig& cfg);
 
 }  // namespace gaf

@@ -1,6 +1,6 @@
 // Indexing ops: Concat, Split, Slice, Gather (OpClass::Injective: each output element reads one
 // input element; Gather's index is data-dependent and clamped so bounds inference stays inside the
-// data buffer).
+// data buffer; out-of-range indices are refused by its check_inputs before a reference run).
 #include <algorithm>
 
 #include "fusion/ops/elementwise_util.h"
@@ -232,6 +232,7 @@ void add_gather(OpRegistry& r) {
   s.op_class = OpClass::Injective;
   s.min_inputs = s.max_inputs = 2;
   s.infer = [](const InferContext& c) {
+    c.check(c.rank(0) >= 1, "data must have rank >= 1, got a scalar");
     int axis = c.axis(c.attrs().get_int("axis", 0), c.rank(0));
     c.check(c.dtype(1) == DType::Int64,
             std::string("indices must be int64, got ") + dtype_name(c.dtype(1)));
@@ -260,6 +261,24 @@ void add_gather(OpRegistry& r) {
     idx.push_back(i);
     idx.insert(idx.end(), v.begin() + axis + q, v.end());
     b.define_output(0, v, data(idx));
+  };
+  // ONNX makes an index outside [-n, n) an error; the algorithm clamps (so that bounds
+  // inference stays inside the buffer), so the reference executor and folding check here.
+  s.check_inputs = [](const Node& node, const std::vector<const Tensor*>& in) {
+    if (!in[0] || !in[1]) return;
+    const int64_t rank = in[0]->rank();
+    int64_t axis = node.attrs.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return;  // shape inference reports it
+    const int64_t n = in[0]->shape()[static_cast<size_t>(axis)];
+    const Tensor& ind = *in[1];
+    for (int64_t i = 0; i < ind.numel(); ++i) {
+      const int64_t k = ind.as_int(i);
+      if (k < -n || k >= n)
+        throw GafError("index " + std::to_string(k) + " (element " + std::to_string(i) + " of indices '" +
+                       node.inputs[1] + "') is out of range for axis " + std::to_string(axis) +
+                       " of extent " + std::to_string(n));
+    }
   };
   r.add(std::move(s));
 }

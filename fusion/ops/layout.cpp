@@ -99,7 +99,7 @@ Shape reshape_shape(const InferContext& c) {
       continue;
     }
     c.check(d >= 0, "invalid target dim " + std::to_string(d));
-    known *= d;
+    c.check(!__builtin_mul_overflow(known, d, &known), "the target shape's size does not fit in 64 bits");
     out.push_back(d);
   }
   if (infer_at >= 0) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fusion/ops/families.h"
+#include "runtime/memory_budget.h"
 
 namespace gaf {
 
@@ -102,10 +103,28 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   ctx.check(nout >= schema.min_outputs && nout <= schema.max_outputs,
             "has " + std::to_string(schema.min_outputs) + ".." +
                 std::to_string(schema.max_outputs) + " outputs, got " + std::to_string(nout));
-  std::vector<TensorDesc> out = schema.infer(ctx);
+  std::vector<TensorDesc> out;
+  try {
+    out = schema.infer(ctx);
+  } catch (const GafError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A standard-library error on hostile attributes (a bad index, a huge size) is still one
+    // line naming the node, not an abort.
+    ctx.fail(std::string("shape inference failed: ") + e.what());
+  }
   ctx.check(static_cast<int>(out.size()) >= nout, "shape inference produced too few outputs");
   out.resize(nout);
   return out;
+}
+
+void check_node_inputs(const OpSchema& schema, const Node& node, const std::vector<const Tensor*>& inputs) {
+  if (!schema.check_inputs) return;
+  try {
+    schema.check_inputs(node, inputs);
+  } catch (const GafError& e) {
+    throw GafError("node '" + node.name + "' (" + node.op_type + "): " + e.what());
+  }
 }
 
 void infer_shapes(Graph& g, const AfterNodeHook& after_node) {
@@ -130,6 +149,16 @@ void infer_shapes(Graph& g, const AfterNodeHook& after_node) {
     std::vector<TensorDesc> out = infer_node(schema, n, types, values);
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k].empty()) continue;
+      // Every value's size fits in int64 from here on, and each alone fits the memory budget:
+      // a model that could never run is refused before anything runs.
+      const std::string what = "node '" + n.name + "' (" + n.op_type + "): output '" + n.outputs[k] + "'";
+      try {
+        byte_size(out[k].dtype, out[k].shape);
+      } catch (const GafError& e) {
+        throw GafError(what + ": " + e.what());
+      }
+      check_memory_budget(byte_size(out[k].dtype, out[k].shape),
+                          what + " " + dtype_name(out[k].dtype) + shape_str(out[k].shape));
       if (!g.has_value(n.outputs[k])) g.add_value(n.outputs[k], TensorType(out[k].dtype, out[k].shape));
       Value& v = g.value(n.outputs[k]);
       // Keep symbol names the importer recorded when they agree with the inferred extent.

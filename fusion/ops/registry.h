@@ -73,6 +73,10 @@ struct OpSchema {
   bool foldable = true;
   std::function<std::vector<TensorDesc>(const InferContext&)> infer;
   std::function<void(BuildContext&)> build;
+  // Optional: checks input contents the algorithm cannot check cheaply (Gather's indices in
+  // range), before the node runs in the reference executor and at constant folding. Throws
+  // GafError (the executor adds the node's name).
+  std::function<void(const Node&, const std::vector<const Tensor*>& inputs)> check_inputs;
 
   bool is_value_input(int i) const;
   bool is_shape_only_input(int i) const;
@@ -91,6 +95,9 @@ class OpRegistry {
  private:
   std::vector<OpSchema> ops_;
 };
+
+// Runs schema.check_inputs if the op has one; GafError naming the node.
+void check_node_inputs(const OpSchema& schema, const Node& node, const std::vector<const Tensor*>& inputs);
 
 // Checks arity against the schema, builds the InferContext and runs shape inference.
 // `values[i]` may be null unless input i is a value input.

@@ -61,6 +61,14 @@ void PlannerOptions::apply_controls(const std::string& spec, const RuleRegistry&
   validate(rules);
 }
 
+void PlannerOptions::check_skip_names(const Graph& g) const {
+  for (const std::string& s : skip_nodes) {
+    bool found = false;
+    for (const Node& n : g.nodes()) found = found || n.name == s || n.op_type == s;
+    if (!found) throw GafError("--skip '" + s + "': no node of the model has that name or op type");
+  }
+}
+
 void PlannerOptions::validate(const RuleRegistry& rules) const {
   for (const std::string& r : disabled_rules)
     if (!rules.find(r)) throw GafError("unknown fusion rule '" + r + "' (valid: " + join(rules.names()) + ")");

@@ -35,6 +35,8 @@ struct PlannerOptions {
   // the valid ones.
   void apply_controls(const std::string& spec, const RuleRegistry& rules);
   void validate(const RuleRegistry& rules) const;  // unknown rule names -> GafError
+  // Every skip name must name a node or an op type of `g` (GafError naming it otherwise).
+  void check_skip_names(const Graph& g) const;
 };
 
 // Reason codes for refused merges, by the names tests and rules use.
