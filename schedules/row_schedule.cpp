@@ -59,7 +59,10 @@ Placement schedule_rows(const TensorFunc& t, const HostScheduleParams& p) {
     }
     return Placement();
   }
-  if (w) f.vectorize(a[0], w, TailStrategy::GuardWithIf);
+  // ShiftInwards (the row is at least w wide): with GuardWithIf, Halide 14's loop partitioning
+  // drops the predicated tail store when its value compares data read from a statistic computed
+  // at the row (exp_f32's NaN test in Softmax: the last columns were never written).
+  if (w) f.vectorize(a[0], w, TailStrategy::ShiftInwards);
   Var rows = a[1];
   for (size_t i = 2; i < a.size(); ++i) {
     Var fused(f.name() + "_rows" + std::to_string(i));

@@ -300,6 +300,23 @@ TEST(RowSchedules, LayerNormSoftmaxAndChainsAtOddSizes) {
   }
 }
 
+TEST(RowSchedules, StatisticsAlongTheVectorAxisAtOddSizes) {
+  // Softmax/LogSoftmax over a leading axis: the statistics vary along the vectorised axis, so the
+  // last (partial) vector reads them as vectors. With a GuardWithIf tail, Halide 14 dropped that
+  // vector's store once the value compared them (exp_f32's NaN test): its columns were garbage.
+  for (Shape s : {Shape{3, 4, 5}, Shape{2, 3, 37}}) {
+    for (int64_t axis : {0, 1}) {
+      GraphBuilder b("stats");
+      auto x = b.input("x", DType::Float32, {s[0], s[1], s[2]});
+      Attributes a;
+      a.set("axis", axis);
+      b.output(b.softmax(x, axis), "sm");
+      b.output(b.op1("LogSoftmax", {x}, a), "lsm");
+      expect_schedules_match(b.finish(), {{"x", random(s, 18, 2.0f)}}, {1e-5, 1e-6});
+    }
+  }
+}
+
 TEST(RowSchedules, LongFlatElementwiseSplitsIntoTasks) {
   // One axis of 100003 elements: split into parallel chunks with a ragged last one.
   GraphBuilder b("flat");

@@ -1,6 +1,7 @@
 // Binary and n-ary broadcast ops: arithmetic, Pow, Max/Min (variadic), comparisons, Where.
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
+#include "fusion/ops/math.h"
 
 namespace gaf {
 
@@ -22,8 +23,10 @@ Expr onnx_div(const Expr& a, const Expr& b) {
 }
 
 Expr onnx_pow(const Expr& a, const Expr& b) {
-  // Output type is the base's. Integer and mixed cases go through double like numpy does.
-  if (a.type().is_float() && b.type().is_float()) return pow(a, cast(a.type(), b));
+  // Output type is the base's. A float32 base takes the vector pow whatever the exponent's type
+  // (integer exponents are exact in float32 up to 2^24); integer bases go through double like
+  // numpy does.
+  if (a.type() == Float(32)) return pow_f32(a, b);
   return cast(a.type(), pow(cast<double>(a), cast<double>(b)));
 }
 

@@ -4,6 +4,7 @@
 
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
+#include "fusion/ops/math.h"
 #include "fusion/ops/reduce_util.h"
 
 namespace gaf {
@@ -61,17 +62,17 @@ void add_softmax(OpRegistry& r, const std::string& name, bool log) {
     RowStat mx = reduce_stage(b, "max", x.shape, reduced, ReduceKind::Max, reader(x));
     auto shifted = [&](const std::vector<Expr>& idx) { return x(idx) - mx.at(idx); };
     RowStat sum = reduce_stage(b, "sumexp", x.shape, reduced, ReduceKind::Sum,
-                               [&](const std::vector<Expr>& idx) { return exp(shifted(idx)); });
+                               [&](const std::vector<Expr>& idx) { return exp_f32(shifted(idx)); });
     std::vector<Var> v = b.vars(rank);
     std::vector<Expr> idx(v.begin(), v.end());
     if (log) {
-      RowStat logsum = map_stat(b, "logsum", sum, [](const Expr& e) { return Halide::log(e); });
+      RowStat logsum = map_stat(b, "logsum", sum, [](const Expr& e) { return log_f32(e); });
       // strict: Halide would otherwise reassociate (x - max) - logsum into x - (max + logsum),
       // which loses the low bits of the result when |x| is large.
       b.define_output(0, v, strict_float(shifted(idx) - logsum.at(idx)));
     } else {
       RowStat inv = map_stat(b, "invsum", sum, [](const Expr& e) { return 1.0f / e; });
-      b.define_output(0, v, exp(shifted(idx)) * inv.at(idx));
+      b.define_output(0, v, exp_f32(shifted(idx)) * inv.at(idx));
     }
   };
   r.add(std::move(s));

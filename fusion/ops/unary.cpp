@@ -109,13 +109,12 @@ void register_unary_ops(OpRegistry& r) {
   add_unary_op(r, "Neg", [](const BuildContext&, const Expr& x) { return -x; });
   add_unary_op(r, "Abs", [](const BuildContext&, const Expr& x) { return abs(x); });
   add_unary_op(r, "Sqrt", [](const BuildContext&, const Expr& x) { return sqrt(x); });
-  add_unary_op(r, "Exp", [](const BuildContext&, const Expr& x) { return exp(x); });
-  add_unary_op(r, "Log", [](const BuildContext&, const Expr& x) { return log(x); });
+  add_unary_op(r, "Exp", [](const BuildContext&, const Expr& x) { return exp_f32(x); });
+  add_unary_op(r, "Log", [](const BuildContext&, const Expr& x) { return log_f32(x); });
   add_unary_op(r, "Erf", [](const BuildContext&, const Expr& x) { return erf_f32(x); });
-  add_unary_op(r, "Tanh", [](const BuildContext&, const Expr& x) { return tanh(x); });
+  add_unary_op(r, "Tanh", [](const BuildContext&, const Expr& x) { return tanh_f32(x); });
   add_unary_op(r, "Reciprocal", [](const BuildContext&, const Expr& x) { return f32(1.0f) / x; });
-  add_unary_op(r, "Sigmoid",
-               [](const BuildContext&, const Expr& x) { return f32(1.0f) / (f32(1.0f) + exp(-x)); });
+  add_unary_op(r, "Sigmoid", [](const BuildContext&, const Expr& x) { return sigmoid_f32(x); });
   add_unary_op(r, "Relu",
                [](const BuildContext&, const Expr& x) { return max(x, cast(x.type(), 0)); });
   add_unary_op(r, "LeakyRelu", [](const BuildContext& b, const Expr& x) {
