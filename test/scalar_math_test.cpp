@@ -67,7 +67,9 @@ std::string describe(const Graph& g, const FusionGroup& grp) {
 std::string scalar_calls(const Graph& g, const FusionPlan& plan, const std::string& tag) {
   std::string found;
   for (const FusionGroup& grp : plan.groups) {
-    GroupPipeline p(g, grp, host_params_for(host_target()), ScheduleSource::Host, host_target());
+    KernelOptions opts;
+    opts.params = host_params_for(host_target());
+    GroupPipeline p(g, grp, opts, host_target());
     if (!p.has_pipeline()) continue;
     std::set<std::string> calls = compiled_calls(p.pipeline(), p.arguments(), tag + "_g" + std::to_string(grp.id));
     if (calls.empty()) continue;
