@@ -17,7 +17,7 @@ set_target_properties(gaf_rule_plugin PROPERTIES EXPORT_NAME rule_plugin)
 set(GAF_PUBLIC_HEADERS
   runtime/tensor.h runtime/npu_sim.h runtime/npu_target.h runtime/plan_runner.h
   fusion/ir/graph.h fusion/ir/builder.h
-  fusion/ops/registry.h fusion/ops/op_builder.h
+  fusion/ops/registry.h fusion/ops/op_builder.h fusion/ops/math.h
   fusion/frontend/passes.h
   fusion/planner/pattern.h fusion/planner/rule.h fusion/planner/rule_patterns.h
   fusion/planner/custom_rule.h fusion/planner/plan.h fusion/planner/plan_profile.h fusion/planner/planner.h
