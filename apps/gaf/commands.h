@@ -23,6 +23,7 @@ struct ModelArgs {
 struct FusionArgs {
   bool no_fusion = false;
   std::vector<std::string> disable_kinds, disable_rules, skip;
+  std::vector<std::string> rule_plugins;  // --rules lib.so (engine/rule_plugin.h)
   int max_group_size = 0;
   void add_to(CLI::App* app);
   PlannerOptions resolved(const RuleRegistry& rules) const;

@@ -8,6 +8,7 @@
 
 #include "apps/gaf/commands.h"
 #include "apps/gaf/logging.h"
+#include "engine/rule_plugin.h"
 #include "runtime/memory_budget.h"
 #include "runtime/tensor_io.h"
 
@@ -59,6 +60,7 @@ int process_threads() {
 void FusionArgs::add_to(CLI::App* app) {
   app->add_flag("--no-fusion", no_fusion, "every op its own group");
   app->add_option("--disable-kind", disable_kinds, "disable a fusion kind (repeatable)");
+  app->add_option("--rules", rule_plugins, "load fusion rules from a plugin library (repeatable; docs/CUSTOM_RULES.md)");
   app->add_option("--disable-rule", disable_rules, "disable a rule by name (repeatable)");
   app->add_option("--skip", skip, "never fuse this node (name or op type; repeatable)");
   app->add_option("--max-group-size", max_group_size, "nodes per fused group (default 64)");
@@ -86,6 +88,9 @@ PlannerOptions FusionArgs::resolved(const RuleRegistry& rules) const {
 EngineOptions engine_options(const ModelArgs& model, const FusionArgs& fusion, const CommonArgs& common) {
   EngineOptions o;
   o.model = model.resolved();
+  // Before the controls are resolved (--disable-rule may name a plugin's rule) and before the
+  // model loads (a plugin may register its own ops).
+  for (const std::string& p : fusion.rule_plugins) load_rule_plugin(p, o.rules);
   o.fusion = fusion.resolved(o.rules);
   o.threads = common.threads;
   return o;
