@@ -6,25 +6,20 @@
 #include <queue>
 #include <unordered_set>
 
-#include "fusion/planner/group_info.h"
 
 namespace gaf {
 
 GroupSchedule::GroupSchedule(const GraphView& v, const PeakMemoryModel& model, const std::vector<int>& group_of,
                              std::function<int64_t(int)> internal_bytes)
-    : v_(v), internal_bytes_(std::move(internal_bytes)) {
+    : v_(v), internal_bytes_(std::move(internal_bytes)), vals_(model.values()) {
   const int n = v.num_nodes();
   produced_.resize(n);
   read_.resize(n);
-  for (int node = 0; node < n; ++node)
-    for (const std::string& o : v.node(node).outputs) {
-      if (o.empty()) continue;
-      const int idx = static_cast<int>(vals_.size());
-      vals_.push_back(Val{o, node, value_bytes(v.graph(), o), v.is_graph_output(o), v.consumers(o)});
-      produced_[node].push_back(idx);
-      for (int c : vals_.back().consumers)
-        if (read_[c].empty() || read_[c].back() != idx) read_[c].push_back(idx);
-    }
+  for (size_t idx = 0; idx < vals_.size(); ++idx) {
+    produced_[vals_[idx].producer].push_back(static_cast<int>(idx));
+    for (int c : vals_[idx].consumers)
+      if (read_[c].empty() || read_[c].back() != static_cast<int>(idx)) read_[c].push_back(static_cast<int>(idx));
+  }
   int ids = 0;
   for (int g : group_of) ids = std::max(ids, g + 1);
   step_of_.assign(ids, -1);
@@ -83,7 +78,7 @@ int64_t GroupSchedule::internal_of(const Trial& t, int group) const {
 // A value is stored when a group other than its producer's reads it, or it is a graph output;
 // it is live from its producer's step to its last reader's (graph outputs: to the end).
 GroupSchedule::Interval GroupSchedule::interval_after(const Trial& t, const std::vector<int>& group_of, int value) const {
-  const Val& val = vals_[value];
+  const ValueUse& val = vals_[value];
   const int home = group_after(t, group_of, val.producer);
   int last = -1;
   for (int c : val.consumers) {

@@ -36,8 +36,9 @@ class GroupSchedule {
  public:
   static constexpr int kKahnWindow = 64;
 
-  // `group_of[n]`: the group id of node n, in the order `model` gives. `internal_bytes(id)`: the
-  // group's internal root buffers (merged groups get fresh ids from the planner).
+  // `group_of[n]`: the group id of node n, in the order `model` gives (`model` must outlive this:
+  // its value table is shared). `internal_bytes(id)`: the group's internal root buffers (merged
+  // groups get fresh ids from the planner).
   GroupSchedule(const GraphView& v, const PeakMemoryModel& model, const std::vector<int>& group_of,
                 std::function<int64_t(int)> internal_bytes);
 
@@ -65,13 +66,6 @@ class GroupSchedule {
   std::vector<std::pair<std::string, int64_t>> live_at_peak(const Trial& t, const std::vector<int>& group_of) const;
 
  private:
-  struct Val {
-    std::string name;
-    int producer;
-    int64_t bytes;
-    bool graph_output;
-    std::vector<int> consumers;
-  };
   struct Interval {
     int from = -1, to = -1;  // steps the value is live at (inclusive); from < 0: not stored
   };
@@ -96,7 +90,7 @@ class GroupSchedule {
 
   const GraphView& v_;
   std::function<int64_t(int)> internal_bytes_;
-  std::vector<Val> vals_;
+  const std::vector<ValueUse>& vals_;  // the model's
   std::vector<Interval> interval_;                 // per value, in the current order
   std::vector<std::vector<int>> produced_, read_;  // node -> indices into vals_
   std::vector<int> order_;    // step -> group id (-1: a hole)

@@ -13,7 +13,7 @@ PeakMemoryModel::PeakMemoryModel(const GraphView& v) : v_(v) {
   for (int n = 0; n < v.num_nodes(); ++n)
     for (const std::string& o : v.node(n).outputs) {
       if (o.empty()) continue;
-      vals_.push_back(Val{o, n, value_bytes(v.graph(), o), v.is_graph_output(o), v.consumers(o)});
+      vals_.push_back(ValueUse{o, n, value_bytes(v.graph(), o), v.is_graph_output(o), v.consumers(o)});
       for (int c : v.consumers(o))
         if (c != n) edges.insert({n, c});
     }
@@ -62,7 +62,7 @@ PeakMemoryModel::Peak PeakMemoryModel::peak(const std::vector<int>& group_of,
   // Per stored value: the step that stores it and the step after which it is freed (-1 never).
   std::vector<std::pair<int, int>> span(vals_.size(), {-1, -1});
   for (size_t i = 0; i < vals_.size(); ++i) {
-    const Val& val = vals_[i];
+    const ValueUse& val = vals_[i];
     int home = group_of[val.producer];
     int last = -1;
     for (int c : val.consumers)

@@ -26,6 +26,15 @@
 
 namespace gaf {
 
+// A node output as the model sees it: who makes it, who reads it, how large it is.
+struct ValueUse {
+  std::string name;
+  int producer;
+  int64_t bytes;
+  bool graph_output;
+  std::vector<int> consumers;
+};
+
 class PeakMemoryModel {
  public:
   explicit PeakMemoryModel(const GraphView& v);
@@ -42,17 +51,12 @@ class PeakMemoryModel {
   // `internal_bytes(id)` = bytes of group id's internal root buffers. `with_live` fills Peak::live.
   Peak peak(const std::vector<int>& group_of, const std::function<int64_t(int)>& internal_bytes,
             bool with_live = false) const;
+  // Every node output, by node, then output order.
+  const std::vector<ValueUse>& values() const { return vals_; }
 
  private:
-  struct Val {
-    std::string name;
-    int producer;
-    int64_t bytes;
-    bool graph_output;
-    std::vector<int> consumers;
-  };
   const GraphView& v_;
-  std::vector<Val> vals_;
+  std::vector<ValueUse> vals_;
   std::vector<std::pair<int, int>> edges_;  // producer node -> consumer node, each pair once
 };
 
