@@ -122,6 +122,15 @@ void check_writable_folder(const std::string& dir, const std::string& flag) {
     throw GafError(flag + " '" + dir + "': folder is not writable: " + os_error());
 }
 
+void prepare_output_folder(const std::string& dir, const std::string& flag) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) throw GafError(flag + " '" + dir + "': cannot create the folder: " + ec.message());
+  }
+  check_writable_folder(dir, flag);
+}
+
 void check_writable_file(const std::string& path, const std::string& flag) {
   fs::path p(path);
   std::error_code ec;

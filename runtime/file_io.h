@@ -46,6 +46,9 @@ void write_file_atomically(const std::string& path, const std::vector<std::strin
 void check_writable_file(const std::string& path, const std::string& flag);
 // The same for a folder that files will be written into.
 void check_writable_folder(const std::string& dir, const std::string& flag);
+// An output folder named by `flag`: created (with its parents) when it does not exist, as most
+// tools do, then checked writable. One line naming the flag and folder when it cannot be.
+void prepare_output_folder(const std::string& dir, const std::string& flag);
 
 // One file per output in `dir`: NAME.npy with '/', '\\' and ':' replaced by '_'. Names that
 // sanitise to the same file are disambiguated with a numeric suffix (NAME.2.npy), so that no

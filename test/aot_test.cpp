@@ -227,7 +227,8 @@ TEST(BertInfer, InputErrorsNameTheTensor) {
       // Directories named as files: one line, not an uncaught exception.
       {" --plan " + dir, "is a directory, expected a plan file"},
       {" --input hidden_states=" + dir + " --input attention_mask=" + m_ok, "is a directory, expected a .npy file"},
-      {" --output-dir " + dir + "/missing", "--output-dir '"},
+      // A folder that cannot be created (its parent is a file); a missing one is created.
+      {" --output-dir " + dir + "/hidden_states.npy/out", "--output-dir '"},
   };
   for (const Case& c : cases) {
     CommandResult r = run_command(std::string(BERT_INFER) + c.args, dir);

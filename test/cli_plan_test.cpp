@@ -85,3 +85,13 @@ TEST(CliPlan, DefaultOutputFoldsRepeatedLayersAndGroupsListsThem) {
   const size_t l1 = all.out.find("encoder.layer.1/attention"), l2 = all.out.find("encoder.layer.2/attention");
   EXPECT_LT(l1, l2);
 }
+
+// --output-dir creates the folder (and its parents) when it does not exist.
+TEST(CliPlan, OutputDirIsCreated) {
+  std::string dir = scratch_dir("cli_run_outdir");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  CommandResult r = run_command(gaf_cmd("run builtin:bert-base --layers 1 --seq 8 --output-dir " + dir + "/new/sub"), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/new/sub/last_hidden_state.npy")) << r.out;
+}

@@ -24,7 +24,7 @@ int run(const std::string& plan, const std::vector<std::string>& input_specs, co
         int repeat, bool profile, unsigned seed) {
   using namespace gaf;
   if (repeat < 1) throw GafError("--repeat must be at least 1");
-  if (!out_dir.empty()) check_writable_folder(out_dir, "--output-dir");
+  if (!out_dir.empty()) prepare_output_folder(out_dir, "--output-dir");
   RegularFile(plan, "plan file");  // a directory or FIFO named as the plan: one line, not a crash
   auto t0 = std::chrono::steady_clock::now();
   PlanRunner runner(plan, bert_library);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "apps/gaf/commands.h"
+#include "runtime/file_io.h"
 #include "fusion/report/report.h"
 #include "generators/aot_compiler.h"
 
@@ -46,6 +47,7 @@ int compile(const CompileArgs& a) {
   check_library_name(name);
   std::unique_ptr<ScheduleDb> db;
   if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
+  if (!a.out_dir.empty()) prepare_output_folder(a.out_dir, "--output-dir");
   EngineOptions opts = engine_options(a.model, a.fusion, a.common);
   opts.schedules = db.get();
   opts.npu = npu;

@@ -71,7 +71,7 @@ int run(const RunArgs& a) {
   std::unique_ptr<ScheduleDb> db;  // read first: a bad file fails before the model is loaded
   if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
   TensorMap inputs = read_input_files(a.inputs);
-  if (!a.output_dir.empty()) check_writable_folder(a.output_dir, "--output-dir");
+  if (!a.output_dir.empty()) prepare_output_folder(a.output_dir, "--output-dir");
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
   EngineOptions opts = engine_options(a.model, a.fusion, a.common);
   opts.schedules = db.get();
