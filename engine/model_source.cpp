@@ -12,24 +12,37 @@ namespace gaf {
 
 std::vector<std::string> builtin_model_names() { return {"bert-base"}; }
 
-std::pair<std::string, int64_t> parse_dim_binding(const std::string& s) {
+DimBinding parse_dim_binding(const std::string& s) {
   size_t eq = s.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-    throw GafError("--dim '" + s + "': expected NAME=VALUE, e.g. --dim seq=128");
-  std::optional<int64_t> v = parse_size(s.substr(eq + 1));
-  if (!v || *v == 0) throw GafError("--dim '" + s + "': VALUE must be a positive integer");
-  return {s.substr(0, eq), *v};
+    throw GafError("--dim '" + s + "': expected NAME=VALUE or NAME=LO..HI, e.g. --dim seq=128 or --dim seq=1..512");
+  const std::string value = s.substr(eq + 1);
+  const size_t dots = value.find("..");
+  auto positive = [&](const std::string& text) {
+    std::optional<int64_t> v = parse_size(text);
+    if (!v || *v == 0) throw GafError("--dim '" + s + "': '" + text + "' must be a positive integer");
+    return *v;
+  };
+  DimBinding b{s.substr(0, eq), {}};
+  if (dots == std::string::npos) {
+    b.range.lo = b.range.hi = positive(value);
+  } else {
+    b.range.lo = positive(value.substr(0, dots));
+    b.range.hi = positive(value.substr(dots + 2));
+    if (b.range.lo > b.range.hi) throw GafError("--dim '" + s + "': the range is empty (LO > HI)");
+  }
+  return b;
 }
 
 namespace {
 
 // Every --dim must name a symbolic dim of the model: a typo would otherwise bind nothing.
-void check_dims_named(const Graph& g, const std::map<std::string, int64_t>& dims, const std::string& spec) {
+void check_dims_named(const Graph& g, const std::set<std::string>& dims, const std::string& spec) {
   std::set<std::string> symbols;
   for (const auto& [name, v] : g.values())
     for (const Dim& d : v.type.dims)
       if (!d.symbol.empty()) symbols.insert(d.symbol);
-  for (const auto& [name, value] : dims) {
+  for (const std::string& name : dims) {
     if (symbols.count(name)) continue;
     std::string list;
     for (const std::string& s : symbols) list += (list.empty() ? "" : ", ") + s;
@@ -59,11 +72,14 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
     cfg.layers = opts.layers;
     check_memory_budget(bert_weight_bytes(cfg), spec + ": the weights of " + std::to_string(cfg.layers) + " layers");
     m.graph = build_bert(cfg);
-    dims.emplace("seq", opts.seq);
-    dims.emplace("batch", opts.batch);
+    if (!opts.dim_ranges.count("seq")) dims.emplace("seq", opts.seq);
+    if (!opts.dim_ranges.count("batch")) dims.emplace("batch", opts.batch);
+    auto dim_text = [&](const std::string& name) {
+      auto r = opts.dim_ranges.find(name);
+      return r != opts.dim_ranges.end() ? r->second.str() : std::to_string(dims[name]);
+    };
     m.description = spec + " (" + std::to_string(cfg.layers) + " layers, hidden " +
-                    std::to_string(cfg.hidden) + ", seq " + std::to_string(dims["seq"]) +
-                    ", batch " + std::to_string(dims["batch"]) + ")";
+                    std::to_string(cfg.hidden) + ", seq " + dim_text("seq") + ", batch " + dim_text("batch") + ")";
   } else {
     m.graph = import_onnx_file(spec);
     m.description = spec;
@@ -73,16 +89,20 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
       const TensorType& ty = m.graph.value(name).type;
       if (!ty.rank_known || ty.dims.size() != t.shape().size()) continue;
       for (size_t d = 0; d < ty.dims.size(); ++d)
-        if (!ty.dims[d].symbol.empty()) dims.emplace(ty.dims[d].symbol, t.shape()[d]);
+        if (!ty.dims[d].symbol.empty() && !opts.dim_ranges.count(ty.dims[d].symbol))
+          dims.emplace(ty.dims[d].symbol, t.shape()[d]);
     }
   }
-  check_dims_named(m.graph, opts.dims, spec);
+  std::set<std::string> named;
+  for (const auto& [name, v] : opts.dims) named.insert(name);
+  for (const auto& [name, r] : opts.dim_ranges) named.insert(name);
+  check_dims_named(m.graph, named, spec);
   NodeEvaluator eval = [&folder](const Node& n, const std::vector<const Tensor*>& in,
                                  const std::vector<const TensorDesc*>& types) {
     return folder.run_node(n, in, types);
   };
   try {
-    m.passes = prepare_graph(m.graph, dims, eval);
+    m.passes = prepare_graph(m.graph, dims, eval, opts.dim_ranges);
   } catch (const GafError& e) {
     throw GafError(spec + ": " + e.what());
   }

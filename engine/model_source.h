@@ -14,6 +14,7 @@ namespace gaf {
 
 struct ModelOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
+  SymbolRanges dim_ranges;              // --dim NAME=LO..HI: dynamic, one plan for the range
   int layers = 12;                      // builtin:bert-base
   int64_t seq = 128;
   int64_t batch = 1;
@@ -27,8 +28,13 @@ struct LoadedModel {
 };
 
 std::vector<std::string> builtin_model_names();
-// Parses "NAME=VALUE" (throws GafError on a malformed binding).
-std::pair<std::string, int64_t> parse_dim_binding(const std::string& s);
+// One --dim: a value (lo == hi) or a range.
+struct DimBinding {
+  std::string name;
+  SymbolRange range;
+};
+// Parses "NAME=VALUE" or "NAME=LO..HI" (throws GafError on a malformed binding).
+DimBinding parse_dim_binding(const std::string& s);
 
 // `known_inputs` (optional) lets symbols be bound from the shapes of given input tensors.
 LoadedModel load_model(const std::string& spec, const ModelOptions& opts,

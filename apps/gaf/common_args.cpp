@@ -16,7 +16,8 @@ namespace gaf::cli {
 
 void ModelArgs::add_to(CLI::App* app) {
   app->add_option("model", model, "path/to/model.onnx or builtin:bert-base")->required();
-  app->add_option("--dim", dims, "bind a symbolic dim, NAME=VALUE (repeatable)");
+  app->add_option("--dim", dims,
+                  "bind a symbolic dim, NAME=VALUE, or keep it dynamic over a range, NAME=LO..HI (repeatable)");
   app->add_option("--layers", opts.layers, "builtin:bert-base: encoder layers")->capture_default_str();
   app->add_option("--seq", opts.seq, "builtin:bert-base: sequence length")->capture_default_str();
   app->add_option("--batch", opts.batch, "builtin:bert-base: batch size")->capture_default_str();
@@ -25,8 +26,10 @@ void ModelArgs::add_to(CLI::App* app) {
 ModelOptions ModelArgs::resolved() const {
   ModelOptions o = opts;
   for (const std::string& d : dims) {
-    auto [name, v] = parse_dim_binding(d);
-    if (!o.dims.emplace(name, v).second) throw GafError("--dim '" + name + "' is given twice");
+    DimBinding b = parse_dim_binding(d);
+    if (o.dims.count(b.name) || o.dim_ranges.count(b.name)) throw GafError("--dim '" + b.name + "' is given twice");
+    if (b.range.lo == b.range.hi) o.dims[b.name] = b.range.lo;
+    else o.dim_ranges[b.name] = b.range;
   }
   return o;
 }

@@ -1,25 +1,38 @@
 #include "fusion/frontend/passes.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "fusion/frontend/canonicalize.h"
+#include "fusion/ops/symbolic_dims.h"
 
 namespace gaf {
 
 PassStats infer_and_fold(Graph& g, const NodeEvaluator& eval, int64_t max_fold_elements) {
   PassStats stats;
   const OpRegistry& reg = OpRegistry::global();
+  std::optional<SymbolicDims> sym;
+  if (!g.dynamic.empty()) sym.emplace(g.dynamic, eval);
   infer_shapes(g, [&](Graph& graph, int idx, const std::vector<const TensorDesc*>& types,
                       const std::vector<const Tensor*>& ins) {
     const Node& n = graph.nodes()[idx];
+    const bool symbolic = sym && SymbolicDims::reads_symbolic(graph, n);
+    try {
+      if (symbolic) sym->fit_outputs(graph, idx);
+    } catch (const GafError& e) {
+      throw GafError("node '" + n.name + "' (" + n.op_type + "): " + e.what());
+    }
     const OpSchema& schema = reg.get(n);
     if (!schema.foldable) return;
     for (size_t i = 0; i < n.inputs.size(); ++i)
       if (types[i] && !ins[i] && !schema.is_shape_only_input(static_cast<int>(i))) return;  // not constant
     for (const std::string& o : n.outputs)
-      if (!o.empty() && shape_numel(graph.value(o).type.shape()) > max_fold_elements) return;
+      if (!o.empty() && (shape_numel(graph.value(o).type.shape()) > max_fold_elements ||
+                         !graph.value(o).sym_dims.empty()))  // a shape that varies: computed at run time
+        return;
     std::vector<Tensor> outs = eval(n, ins, types);
+    if (symbolic && !sym->fold_symbolic(graph, idx, outs)) return;
     for (size_t k = 0; k < n.outputs.size(); ++k)
       if (!n.outputs[k].empty()) graph.value(n.outputs[k]).constant = outs[k];
     ++stats.folded_nodes;
@@ -84,9 +97,45 @@ void specialize_inputs(Graph& g, const std::map<std::string, Tensor>& values) {
   }
 }
 
-PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,
-                        const NodeEvaluator& eval) {
+namespace {
+
+// Symbolic contents are shapes: a node may read them where its schema reads contents at compile
+// time (value inputs) or only the shape, not as tensor data a kernel loads.
+void check_symbolic_reads(const Graph& g) {
+  const OpRegistry& reg = OpRegistry::global();
+  for (const Node& n : g.nodes()) {
+    const OpSchema& schema = reg.get(n);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty() || g.value(n.inputs[i]).sym_contents.empty()) continue;
+      if (schema.is_value_input(static_cast<int>(i)) || schema.is_shape_only_input(static_cast<int>(i))) continue;
+      throw GafError("node '" + n.name + "' (" + n.op_type + ") reads '" + n.inputs[i] +
+                     "', computed from the dynamic dims, as tensor data: dynamic dims reach kernels "
+                     "only as shapes; give the dims one value with --dim NAME=VALUE");
+    }
+  }
+}
+
+}  // namespace
+
+PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_dims,
+                        const NodeEvaluator& eval, const SymbolRanges& dynamic) {
+  std::map<std::string, int64_t> dims = fixed_dims;
+  g.dynamic.clear();
+  for (const auto& [name, r] : dynamic) {
+    dims[name] = r.hi;  // the representative point
+    if (r.lo < r.hi) g.dynamic[name] = r;
+  }
   g.bind_dims(dims);
+  for (const std::string& in : g.inputs()) {
+    Value& v = g.value(in);
+    SymShape s;
+    bool symbolic = false;
+    for (const Dim& d : v.type.dims) {
+      symbolic = symbolic || g.dynamic.count(d.symbol);
+      s.push_back(g.dynamic.count(d.symbol) ? SymExpr::symbol(d.symbol) : SymExpr::constant(d.value));
+    }
+    v.sym_dims = symbolic ? s : SymShape{};
+  }
   std::vector<std::string> unbound = g.unbound_symbols();
   if (!unbound.empty()) {
     std::string list;
@@ -108,6 +157,7 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,
   s.removed_nodes = remove_dead_nodes(g);
   s.canonicalized_nodes = canonicalize(g);
   g.validate();
+  check_symbolic_reads(g);
   return s;
 }
 

@@ -38,7 +38,9 @@ void specialize_inputs(Graph& g, const std::map<std::string, Tensor>& values);
 
 // Bind dims (every symbol of a graph input must be bound: GafError lists the unbound ones),
 // then infer+fold, then dead-node removal, then canonicalize (canonicalize.h), then validate.
-PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& dims,
-                        const NodeEvaluator& eval);
+// `dynamic` dims stay symbolic over their ranges (Graph::dynamic, Value::sym_dims; see
+// fusion/ops/symbolic_dims.h): the graph is typed at their upper bounds.
+PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_dims,
+                        const NodeEvaluator& eval, const SymbolRanges& dynamic = {});
 
 }  // namespace gaf

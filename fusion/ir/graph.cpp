@@ -31,6 +31,13 @@ Shape TensorType::shape() const {
   return s;
 }
 
+SymShape Value::sym_shape() const {
+  if (!sym_dims.empty()) return sym_dims;
+  SymShape s;
+  for (int64_t d : type.shape()) s.push_back(SymExpr::constant(d));
+  return s;
+}
+
 std::string TensorType::str() const {
   std::string s = std::string(dtype_name(dtype));
   if (!rank_known) return s + "[?rank]";

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/sym_expr.h"
 #include "runtime/tensor.h"
 
 namespace gaf {
@@ -79,11 +80,24 @@ struct Value {
   TensorType type;
   std::optional<Tensor> constant;  // initializers and folded constants
   int producer = -1;               // index of producing node, -1 for inputs/initializers
+  // With dynamic dims (Graph::dynamic): each dim as a polynomial in the symbols; `type` holds
+  // its value at the representative point (every symbol at its upper bound). Empty: static.
+  SymShape sym_dims;
+  // An int64 constant computed from dynamic dims (a shape a Reshape reads): one expression per
+  // element; `constant` holds the contents at the representative point. Empty: the contents
+  // are the same at every point.
+  std::vector<SymExpr> sym_contents;
+
+  bool is_symbolic() const { return !sym_dims.empty() || !sym_contents.empty(); }
+  // The dims as expressions: sym_dims, or the static shape as constants.
+  SymShape sym_shape() const;
 };
 
 class Graph {
  public:
   std::string name = "graph";
+  // The dims that stay symbolic (--dim seq=1..512) and their ranges; empty: every dim static.
+  SymbolRanges dynamic;
 
   // Values
   Value& add_value(const std::string& name, TensorType type);

@@ -1,6 +1,7 @@
 #include "fusion/planner/graph_rewrite.h"
 
 #include "fusion/ops/registry.h"
+#include "fusion/ops/symbolic_dims.h"
 
 namespace gaf {
 
@@ -19,6 +20,7 @@ void replace_nodes(Graph& g, const std::set<int>& removed, std::vector<Node> add
   for (auto it = g.values().begin(); it != g.values().end();)
     it = used.count(it->first) ? std::next(it) : g.values().erase(it);
   infer_shapes(g);
+  propagate_symbolic_dims(g);
   g.validate();
 }
 

@@ -1,0 +1,110 @@
+// Dynamic dims: symbolic extents as polynomials in the symbols (runtime/sym_expr.h), fitted
+// through shape inference and folding (fusion/ops/symbolic_dims.h).
+#include <gtest/gtest.h>
+
+#include "engine/model_source.h"
+#include "fusion/ir/builder.h"
+#include "fusion/models/bert.h"
+#include "error_text.h"
+
+using gaf::testing::error_of;
+
+using namespace gaf;
+
+namespace {
+
+NodeEvaluator evaluator(ReferenceExecutor& ex) {
+  return [&ex](const Node& n, const std::vector<const Tensor*>& in, const std::vector<const TensorDesc*>& t) {
+    return ex.run_node(n, in, t);
+  };
+}
+
+}  // namespace
+
+TEST(SymExpr, TextRoundTripAndEvaluation) {
+  SymExpr e;
+  e.add_term({"seq"}, 12);
+  e.add_term({"seq", "batch"}, 1);
+  e.add_term({}, -1);
+  EXPECT_EQ(e.str(), "batch*seq+12*seq-1");
+  EXPECT_EQ(SymExpr::parse(e.str()), e);
+  EXPECT_EQ(e.eval({{"batch", 2}, {"seq", 5}}), 2 * 5 + 60 - 1);
+  EXPECT_EQ(SymExpr::symbol("seq").as_symbol(), "seq");
+  EXPECT_FALSE(e.as_symbol());
+  EXPECT_TRUE(SymExpr::constant(768).is_constant());
+  EXPECT_EQ(SymExpr::parse("768")->constant_term(), 768);
+  EXPECT_FALSE(SymExpr::parse("seq**2"));
+  EXPECT_FALSE(SymExpr::parse(""));
+  EXPECT_EQ(max_over(e, {{"batch", {1, 8}}, {"seq", {1, 512}}}), 8 * 512 + 12 * 512 - 1);
+}
+
+TEST(SymSampler, FitsPolynomialsAndRefusesTheRest) {
+  SymSampler s({{"batch", {1, 8}}, {"seq", {1, 512}}});
+  auto fit = [&](auto f) {
+    std::vector<int64_t> seen;
+    for (const SymBindings& p : s.points()) seen.push_back(f(p.at("batch"), p.at("seq")));
+    return s.fit(seen);
+  };
+  EXPECT_EQ(fit([](int64_t b, int64_t q) { return b * q; })->str(), "batch*seq");
+  EXPECT_EQ(fit([](int64_t, int64_t q) { return q + 1; })->str(), "seq+1");
+  EXPECT_EQ(fit([](int64_t, int64_t) { return 64; })->str(), "64");
+  EXPECT_FALSE(fit([](int64_t, int64_t q) { return q / 2; }));
+  EXPECT_FALSE(fit([](int64_t, int64_t q) { return std::min<int64_t>(q, 64); }));
+  EXPECT_FALSE(fit([](int64_t, int64_t q) { return q * q; }));
+}
+
+// BERT with seq dynamic: every activation's dims are polynomials in seq; nothing that depends on
+// seq is folded into a constant.
+TEST(DynamicDims, BertActivationsCarrySeq) {
+  ReferenceExecutor ex;
+  Graph g = build_bert(BertConfig{.layers = 1});
+  prepare_graph(g, {{"batch", 1}}, evaluator(ex), {{"seq", {1, 512}}});
+  ASSERT_EQ(g.dynamic.size(), 1u);
+  const Value& out = g.value("last_hidden_state");
+  EXPECT_EQ(sym_shape_str(out.sym_dims), "[1,seq,768]");
+  EXPECT_EQ(out.type.shape(), (Shape{1, 512, 768}));
+  int scores = 0;
+  for (const Node& n : g.nodes())
+    if (n.op_type == "Softmax") {
+      EXPECT_EQ(sym_shape_str(g.value(n.outputs[0]).sym_dims), "[1,12,seq,seq]");
+      ++scores;
+    }
+  EXPECT_EQ(scores, 1);
+}
+
+// A PyTorch-style shape chain (Shape -> Gather -> Concat -> Reshape) folds into a shape whose
+// elements are symbolic, and a Range over seq stays a node.
+TEST(DynamicDims, ShapeChainsFoldIntoSymbolicContents) {
+  GraphBuilder b("chain");
+  auto x = b.input("x", DType::Float32, {Dim::sym("seq"), 6});
+  // target = Shape(x)[0] * 2 then 3: [2*seq, 3].
+  Attributes at0;
+  at0.set("axis", int64_t{0});
+  auto first = b.op1("Gather", {b.op1("Shape", {x}), b.ints({0})}, at0);
+  auto target = b.op1("Concat", {b.op1("Mul", {first, b.ints({2})}), b.ints({3})}, at0);
+  b.output(b.op1("Reshape", {x, target}), "y");
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  prepare_graph(g, {}, evaluator(ex), {{"seq", {1, 100}}});
+  EXPECT_EQ(sym_shape_str(g.value("y").sym_dims), "[2*seq,3]");
+}
+
+TEST(DynamicDims, ADimTheModelFixesIsAClearError) {
+  GraphBuilder b("fixed");
+  auto x = b.input("x", DType::Float32, {Dim::sym("seq"), 6});
+  b.output(b.op1("Reshape", {x, b.ints({64, 6})}), "y");
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  std::string e = error_of([&] { prepare_graph(g, {}, evaluator(ex), {{"seq", {1, 64}}}); });
+  EXPECT_NE(e.find("fixes a dim that is declared dynamic"), std::string::npos) << e;
+}
+
+TEST(DynamicDims, DimBindingsParseRanges) {
+  DimBinding b = parse_dim_binding("seq=1..512");
+  EXPECT_EQ(b.name, "seq");
+  EXPECT_EQ(b.range.lo, 1);
+  EXPECT_EQ(b.range.hi, 512);
+  EXPECT_EQ(parse_dim_binding("batch=4").range.hi, 4);
+  EXPECT_NE(error_of([] { parse_dim_binding("seq=9..3"); }).find("empty"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_dim_binding("seq=0..3"); }).find("positive"), std::string::npos);
+}
