@@ -1,5 +1,8 @@
 #include "generators/aot_compiler.h"
 
+#include "fusion/ops/symbolic_dims.h"
+#include "generators/shape_classes.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,12 +12,15 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "fusion/ops/symbolic_dims.h"
 #include "fusion/report/report.h"
 #include "generators/group_pipeline.h"
 #include "generators/memory_plan.h"
+#include "generators/shape_classes.h"
 #include "generators/weight_packing.h"
 #include "runtime/aot_plan.h"
 #include "runtime/plan_runner.h"
@@ -103,14 +109,22 @@ std::vector<Halide::Target> aot_targets(const std::string& spec_list, bool npu) 
   return targets;
 }
 
-// The distinct kernels: one object per signature in the staging folder (with several targets, a
-// dispatching one), the plan's kernel entries, each group's function, and the header prototypes.
+// The distinct kernels: one object per signature (with dynamic dims, per signature and size
+// class) in the staging folder (with several targets, a dispatching one), the plan's kernel
+// entries, each group's function per class, and the header prototypes.
 struct CompiledKernels {
   std::vector<AotKernel> kernels;
-  std::vector<std::string> fn_of_group;
+  std::vector<std::vector<std::string>> fn_of_group;  // [group][class]
+  std::vector<ShapeClass> classes;
   std::string prototypes;
   int tuned = 0;
 };
+
+// The graph each size class's kernels are built from: typed at the class's schedule point.
+std::optional<Graph> class_graph(const Graph& g, const ShapeClass& c) {
+  if (g.dynamic.empty()) return std::nullopt;
+  return typed_at(g, c.schedule_point());
+}
 
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const AotOptions& opts,
                                 const std::vector<Halide::Target>& targets, const StagingDir& stage) {
@@ -118,65 +132,75 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const Ao
   const HostScheduleParams defaults = host_params_for(target);
   const std::string machine = opts.schedules ? host_machine_key() : "";
   CompiledKernels out;
+  out.classes = shape_classes(g.dynamic);
+  out.fn_of_group.assign(plan.groups.size(), {});
   std::map<std::string, std::string> fn_of_signature;
   std::ostringstream protos;
-  for (const FusionGroup& grp : plan.groups) {
-    auto it = fn_of_signature.find(grp.signature);
-    if (it != fn_of_signature.end()) {
-      out.fn_of_group.push_back(it->second);
-      continue;
+  for (const ShapeClass& cls : out.classes) {
+    const std::optional<Graph> typed = class_graph(g, cls);
+    const Graph& gc = typed ? *typed : g;
+    for (size_t s = 0; s < plan.groups.size(); ++s) {
+      const FusionGroup& grp = plan.groups[s];
+      const std::string key = grp.signature + (g.dynamic.empty() ? "" : " @" + cls.str());
+      auto it = fn_of_signature.find(key);
+      if (it != fn_of_signature.end()) {
+        out.fn_of_group[s].push_back(it->second);
+        continue;
+      }
+      const TunedSchedule* tuned =
+          opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
+      std::string fn = opts.name + "_k" + std::to_string(out.kernels.size());
+      try {
+        GroupPipeline p(gc, grp,
+                        {tuned ? with_tuned(defaults, *tuned) : defaults,
+                         opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu},
+                        target);
+        if (p.has_pipeline() && targets.size() == 1) {
+          std::string obj = stage.path(fn + ".o").string();
+          p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
+        } else if (p.has_pipeline()) {
+          std::vector<std::unique_ptr<GroupPipeline>> keep;
+          std::vector<std::string> suffixes;
+          for (size_t i = 0; i < targets.size(); ++i) suffixes.push_back("t" + std::to_string(i));
+          auto factory = [&](const std::string& fn_name, const Halide::Target& t) {
+            bool primary = t == targets.front();  // tuned parameters were measured on this machine
+            HostScheduleParams params = host_params_for(t);
+            if (primary && tuned) params = with_tuned(params, *tuned);
+            keep.push_back(std::make_unique<GroupPipeline>(gc, grp, KernelOptions{params}, t));
+            return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
+          };
+          Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
+                                      targets, suffixes, factory);
+        }
+        AotKernel k;
+        k.function = p.has_pipeline() ? fn : "";
+        k.signature = grp.signature;
+        k.tuned = tuned != nullptr;
+        k.first_group = grp.id;
+        if (p.npu()) {  // what the plan runtime's simulator counts, and the tiles chosen
+          k.has_npu = true;
+          k.npu_stages = p.npu()->stages;
+          k.npu_tiles = p.npu()->tiles;
+        }
+        out.kernels.push_back(k);
+        if (p.has_pipeline()) {
+          protos << "int " << fn << "(";
+          for (size_t a = 0; a < grp.inputs.size(); ++a) protos << (a ? ", " : "") << "struct halide_buffer_t*";
+          for (size_t d = 0; d < g.dynamic.size(); ++d) protos << ", int32_t";
+          for (size_t a = 0; a < p.computed().size(); ++a) protos << ", struct halide_buffer_t*";
+          protos << ");  // g" << grp.id << " " << fusion_kind_name(grp.kind) << ": " << grp.inputs.size()
+                 << " inputs, " << g.dynamic.size() << " dims, " << p.computed().size() << " outputs"
+                 << (g.dynamic.empty() ? "" : ", " + cls.str()) << "\n";
+          protos << "int " << fn << "_argv(void** args);\n";
+        }
+      } catch (const Halide::CompileError& e) {
+        throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
+                       "): Halide compile error: " + std::string(e.what()));
+      }
+      fn_of_signature[key] = fn;
+      out.fn_of_group[s].push_back(fn);
+      if (&cls == &out.classes.front()) out.tuned += tuned != nullptr;
     }
-    const TunedSchedule* tuned =
-        opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
-    std::string fn = opts.name + "_k" + std::to_string(out.kernels.size());
-    try {
-      GroupPipeline p(g, grp,
-                      {tuned ? with_tuned(defaults, *tuned) : defaults,
-                       opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu},
-                      target);
-      if (p.has_pipeline() && targets.size() == 1) {
-        std::string obj = stage.path(fn + ".o").string();
-        p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
-      } else if (p.has_pipeline()) {
-        std::vector<std::unique_ptr<GroupPipeline>> keep;
-        std::vector<std::string> suffixes;
-        for (size_t i = 0; i < targets.size(); ++i) suffixes.push_back("t" + std::to_string(i));
-        auto factory = [&](const std::string& fn_name, const Halide::Target& t) {
-          bool primary = t == targets.front();  // tuned parameters were measured on this machine
-          HostScheduleParams params = host_params_for(t);
-          if (primary && tuned) params = with_tuned(params, *tuned);
-          keep.push_back(std::make_unique<GroupPipeline>(g, grp, KernelOptions{params}, t));
-          return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
-        };
-        Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
-                                    targets, suffixes, factory);
-      }
-      AotKernel k;
-      k.function = p.has_pipeline() ? fn : "";
-      k.signature = grp.signature;
-      k.tuned = tuned != nullptr;
-      k.first_group = grp.id;
-      if (p.npu()) {  // what the plan runtime's simulator counts, and the tiles chosen
-        k.has_npu = true;
-        k.npu_stages = p.npu()->stages;
-        k.npu_tiles = p.npu()->tiles;
-      }
-      out.kernels.push_back(k);
-      if (p.has_pipeline()) {
-        size_t nargs = grp.inputs.size() + p.computed().size();
-        protos << "int " << fn << "(";
-        for (size_t a = 0; a < nargs; ++a) protos << (a ? ", " : "") << "struct halide_buffer_t*";
-        protos << ");  // g" << grp.id << " " << fusion_kind_name(grp.kind) << ": " << grp.inputs.size()
-               << " inputs, " << p.computed().size() << " outputs\n";
-        protos << "int " << fn << "_argv(void** args);\n";
-      }
-    } catch (const Halide::CompileError& e) {
-      throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
-                     "): Halide compile error: " + std::string(e.what()));
-    }
-    fn_of_signature[grp.signature] = fn;
-    out.fn_of_group.push_back(fn);
-    out.tuned += tuned != nullptr;
   }
   out.prototypes = protos.str();
   return out;
@@ -202,7 +226,8 @@ std::string header_text(const AotPlan& plan, const CompiledKernels& ks, int kern
   h << "// Generated by gaf compile (graph-autofusion) from " << plan.model << " for " << plan.halide_target
     << ".\n// " << plan.groups.size() << " groups, " << kernels << " kernels. Plan: " << plan.name
     << ".plan.json, weights: " << plan.weights_file << ".\n"
-    << "// Every kernel takes its group's inputs then its outputs as halide_buffer_t*.\n"
+    << "// Every kernel takes its group's inputs (halide_buffer_t*), the model's dynamic dims (int32_t, if\n"
+    << "// any), then its outputs (halide_buffer_t*).\n"
     << "#pragma once\n\n#include <HalideRuntime.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << ks.prototypes << "\n" << kAotKernelTypes << "\n"
     << "static const gaf_aot_kernel " << name << "_kernels[] = {\n";
@@ -256,9 +281,12 @@ void write_weights_file(const Graph& g, const std::vector<AotWeight>& weights, c
   if (!wf) throw GafError("cannot write '" + path.string() + "'");
 }
 
+// With dynamic dims: the dims' expressions, and the shape the largest over their ranges.
 AotTensor aot_tensor(const Graph& g, const std::string& v) {
   const Value& val = g.value(v);
-  return AotTensor{v, val.type.dtype, val.type.shape()};
+  AotTensor t{v, val.type.dtype, val.type.shape(), val.sym_dims};
+  for (size_t d = 0; d < val.sym_dims.size(); ++d) t.shape[d] = max_over(val.sym_dims[d], g.dynamic);
+  return t;
 }
 
 // The plan file's content: the graph's inputs and outputs, the arena, the groups in order.
@@ -274,6 +302,9 @@ AotPlan make_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, 
   p.weights_file = opts.name + ".weights";
   for (const std::string& in : g.inputs()) p.inputs.push_back(aot_tensor(g, in));
   for (const std::string& o : g.outputs()) p.outputs.push_back(aot_tensor(g, o));
+  for (const auto& [name, range] : g.dynamic) p.dims.push_back(AotDim{name, range});
+  if (!g.dynamic.empty())
+    for (const ShapeClass& c : ks.classes) p.classes.push_back(c.ranges);
   p.kernels = ks.kernels;
   p.arena_bytes = mp.arena_bytes;
   p.arena_lower_bound = mp.lower_bound;
@@ -297,7 +328,8 @@ AotPlan make_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, 
     a.outputs = grp.outputs;
     for (const std::string& o : grp.outputs)
       if (shape_numel(g.value(o).type.shape()) > 0) a.kernel_outputs.push_back(o);
-    a.kernel = a.kernel_outputs.empty() ? "" : ks.fn_of_group[s];
+    for (const std::string& fn : ks.fn_of_group[s]) a.class_kernels.push_back(a.kernel_outputs.empty() ? "" : fn);
+    a.kernel = a.class_kernels.front();
     p.groups.push_back(a);
   }
   return p;
@@ -357,44 +389,53 @@ JitKernelTable jit_kernel_table(const Graph& loaded, const FusionPlan& plan, con
   JitKernelTable out;
   std::map<std::string, PlanKernel>& table = out.kernels;
   CompiledKernels names;  // compile_plan_aot's numbering, for the table hash
+  names.classes = shape_classes(g.dynamic);
+  names.fn_of_group.assign(plan.groups.size(), {});
   std::map<std::string, std::string> fn_of_signature;
-  for (const FusionGroup& grp : plan.groups) {
-    auto known = fn_of_signature.find(grp.signature);
-    if (known != fn_of_signature.end()) {
-      names.fn_of_group.push_back(known->second);
-      continue;
-    }
-    std::string fn = name + "_k" + std::to_string(fn_of_signature.size());
-    fn_of_signature[grp.signature] = fn;
-    names.fn_of_group.push_back(fn);
-    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
-    std::shared_ptr<GroupPipeline> p;
-    try {
-      p = std::make_shared<GroupPipeline>(g, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults},
-                                          host_target());
-      if (!p->has_pipeline()) continue;
-      p->pipeline().compile_jit(host_target());
-    } catch (const Halide::CompileError& e) {
-      throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
-                     "): Halide compile error: " + std::string(e.what()));
-    }
-    const size_t n_in = grp.inputs.size();
-    table[fn] = [p, n_in, fn, packed](void** args) -> int {
-      try {
-        for (size_t k = 0; k < n_in; ++k)
-          if (p->params()[k].defined())
-            p->params()[k].set(Halide::Buffer<>(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[k]))));
-        std::vector<Halide::Buffer<>> outs;
-        for (size_t j = 0; j < p->computed().size(); ++j)
-          outs.emplace_back(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[n_in + j])));
-        Halide::Realization r(outs);
-        p->pipeline().realize(r, host_target());
-        return 0;
-      } catch (const Halide::Error& e) {
-        std::cerr << fn << ": " << e.what() << "\n";
-        return -1;
+  for (const ShapeClass& cls : names.classes) {
+    const std::optional<Graph> typed = class_graph(g, cls);
+    const Graph& gc = typed ? *typed : g;
+    for (size_t s = 0; s < plan.groups.size(); ++s) {
+      const FusionGroup& grp = plan.groups[s];
+      const std::string key = grp.signature + (g.dynamic.empty() ? "" : " @" + cls.str());
+      auto known = fn_of_signature.find(key);
+      if (known != fn_of_signature.end()) {
+        names.fn_of_group[s].push_back(known->second);
+        continue;
       }
-    };
+      std::string fn = name + "_k" + std::to_string(fn_of_signature.size());
+      fn_of_signature[key] = fn;
+      names.fn_of_group[s].push_back(fn);
+      const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
+      std::shared_ptr<GroupPipeline> p;
+      try {
+        p = std::make_shared<GroupPipeline>(gc, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults},
+                                            host_target());
+        if (!p->has_pipeline()) continue;
+        p->pipeline().compile_jit(host_target());
+      } catch (const Halide::CompileError& e) {
+        throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
+                       "): Halide compile error: " + std::string(e.what()));
+      }
+      const size_t n_in = grp.inputs.size(), n_dims = g.dynamic.size();
+      table[fn] = [p, n_in, n_dims, fn, packed](void** args) -> int {
+        try {
+          for (size_t k = 0; k < n_in; ++k)
+            if (p->params()[k].defined())
+              p->params()[k].set(Halide::Buffer<>(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[k]))));
+          for (size_t d = 0; d < n_dims; ++d) p->symbols()[d].set(*static_cast<int32_t*>(args[n_in + d]));
+          std::vector<Halide::Buffer<>> outs;
+          for (size_t j = 0; j < p->computed().size(); ++j)
+            outs.emplace_back(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[n_in + n_dims + j])));
+          Halide::Realization r(outs);
+          p->pipeline().realize(r, host_target());
+          return 0;
+        } catch (const Halide::Error& e) {
+          std::cerr << fn << ": " << e.what() << "\n";
+          return -1;
+        }
+      };
+    }
   }
   AotOptions named;
   named.name = name;

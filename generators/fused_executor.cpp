@@ -1,12 +1,14 @@
 #include "generators/fused_executor.h"
 
 #include "fusion/ops/registry.h"
+#include "fusion/ops/symbolic_dims.h"
 #include "generators/memory_plan.h"
 #include "generators/value_store.h"
 #include "runtime/memory_budget.h"
 #include "schedules/host_target.h"
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <set>
 
@@ -36,24 +38,41 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
         external = external && (in.empty() || std::count(grp.inputs.begin(), grp.inputs.end(), in));
       if (external) input_checks_.back().push_back(idx);
     }
-    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, target, machine) : nullptr;
-    tuned_.push_back(tuned != nullptr);
-    stats_.tuned_groups += tuned != nullptr;
-    auto it = by_signature_.find(grp.signature);
-    if (it != by_signature_.end()) {
-      ++stats_.kernel_cache_hits;
-      kernels_.push_back(it->second);
-    } else {
-      std::shared_ptr<GroupKernel> k =
-          compile_group_kernel(g, grp,
-                               {tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
-                                npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
-                                tuned && npu ? tuned->npu : NpuScheduleParams{}});
-      ++stats_.kernels_compiled;
-      by_signature_[grp.signature] = k;
-      kernels_.push_back(k);
+  }
+  // With dynamic dims every group has one kernel per size class, compiled on the graph typed at
+  // the class's schedule point.
+  classes_ = gaf::shape_classes(g.dynamic);
+  dims_ = upper_bounds(g.dynamic);
+  current_ = find_shape_class(classes_, dims_);
+  kernels_.assign(classes_.size(), {});
+  size_t done = 0;
+  for (size_t c = 0; c < classes_.size(); ++c) {
+    std::optional<Graph> typed;
+    if (!g.dynamic.empty()) typed = typed_at(g, classes_[c].schedule_point());
+    const Graph& gc = typed ? *typed : g;
+    for (const FusionGroup& grp : plan.groups) {
+      const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, target, machine) : nullptr;
+      if (c == 0) {
+        tuned_.push_back(tuned != nullptr);
+        stats_.tuned_groups += tuned != nullptr;
+      }
+      const std::string key = grp.signature + (g.dynamic.empty() ? "" : " @" + classes_[c].str());
+      auto it = by_signature_.find(key);
+      if (it != by_signature_.end()) {
+        ++stats_.kernel_cache_hits;
+        kernels_[c].push_back(it->second);
+      } else {
+        std::shared_ptr<GroupKernel> k =
+            compile_group_kernel(gc, grp,
+                                 {tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
+                                  npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
+                                  tuned && npu ? tuned->npu : NpuScheduleParams{}});
+        ++stats_.kernels_compiled;
+        by_signature_[key] = k;
+        kernels_[c].push_back(k);
+      }
+      if (opts.progress) opts.progress(++done, grp);
     }
-    if (opts.progress) opts.progress(kernels_.size(), grp);
   }
   stats_.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -78,10 +97,11 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
 
 std::vector<Tensor> FusedExecutor::output_tensors(size_t s, TensorMap* caller) {
   const FusionGroup& grp = plan_.groups[s];
-  const std::vector<TensorDesc>& descs = kernels_.at(s)->output_descs();
+  std::vector<TensorDesc> descs = kernels_[current_].at(s)->output_descs();
   std::vector<Tensor> outs;
   for (size_t k = 0; k < descs.size(); ++k) {
     const std::string* name = k < grp.outputs.size() ? &grp.outputs[k] : nullptr;
+    if (name && !g_.value(*name).sym_dims.empty()) descs[k].shape = eval_shape(g_.value(*name).sym_dims, dims_);
     auto at = caller && name ? arena_offset_.find(*name) : arena_offset_.end();
     if (at != arena_offset_.end() && arena_) {
       outs.push_back(Tensor::in_storage(descs[k].dtype, descs[k].shape,
@@ -110,9 +130,19 @@ TensorMap FusedExecutor::run(const TensorMap& inputs) {
   return outputs;
 }
 
-void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
-  check_graph_inputs(g_, inputs);
-  ValueStore store(g_, inputs, reads_);
+void FusedExecutor::run(const TensorMap& given, TensorMap& outputs) {
+  const std::map<std::string, int64_t> bound = check_graph_inputs(g_, given);
+  const TensorMap* inputs = &given;
+  TensorMap with_shapes;  // with dynamic dims: the given inputs and the shapes computed from the dims
+  if (!g_.dynamic.empty()) {
+    dims_.clear();
+    for (const auto& [name, range] : g_.dynamic) dims_[name] = bound.at(name);
+    current_ = find_shape_class(classes_, dims_);
+    with_shapes = given;
+    for (auto& [name, t] : symbolic_constants_at(g_, dims_)) with_shapes[name] = t;
+    inputs = &with_shapes;
+  }
+  ValueStore store(g_, *inputs, reads_);
   group_ms_.assign(plan_.groups.size(), 0.0);
   if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
   std::vector<const Tensor*> ins;
@@ -153,14 +183,14 @@ std::vector<Tensor> FusedExecutor::run_group(size_t s, const std::vector<const T
 
 std::vector<Tensor> FusedExecutor::run_kernel(size_t s, const std::vector<const Tensor*>& inputs,
                                               std::vector<Tensor> outs) {
-  GroupKernel& k = *kernels_.at(s);
+  GroupKernel& k = *kernels_[current_].at(s);
   if (const NpuStageMap* stages = k.npu_stages()) {
     if (npu_counts_.size() != plan_.groups.size()) npu_counts_.assign(plan_.groups.size(), NpuCounts());
     NpuSimulator::Session session(*stages, npu_counts_[s]);
-    k.run(inputs, outs);
+    k.run(inputs, outs, dims_);
     return outs;
   }
-  k.run(inputs, outs);
+  k.run(inputs, outs, dims_);
   return outs;
 }
 

@@ -4,6 +4,7 @@
 // (every op alone, same schedules).
 #pragma once
 
+#include "generators/shape_classes.h"
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,15 +55,20 @@ class FusedExecutor {
   const std::vector<bool>& tuned() const { return tuned_; }
   // NPU tile model only: per group, what the simulator counted in the last run; the tiles.
   const std::vector<NpuCounts>& npu_counts() const { return npu_counts_; }
-  std::vector<std::string> npu_tiles(size_t s) const { return kernels_.at(s)->npu_tiles(); }
+  std::vector<std::string> npu_tiles(size_t s) const { return kernels_[current_].at(s)->npu_tiles(); }
+  // With dynamic dims: the size classes each group has a kernel for (shape_classes.h).
+  const std::vector<ShapeClass>& shape_classes() const { return classes_; }
 
  private:
   void compile(const ExecutorOptions& opts);
 
   const Graph& g_;
   const FusionPlan& plan_;
-  std::map<std::string, std::shared_ptr<GroupKernel>> by_signature_;
-  std::vector<std::shared_ptr<GroupKernel>> kernels_;  // per group
+  std::vector<ShapeClass> classes_;  // one (static) without dynamic dims
+  size_t current_ = 0;               // the class of the last run (first: the one holding the upper bounds)
+  SymBindings dims_;                 // the last run's dynamic dims (first: the upper bounds)
+  std::map<std::string, std::shared_ptr<GroupKernel>> by_signature_;  // signature + class
+  std::vector<std::vector<std::shared_ptr<GroupKernel>>> kernels_;  // per class, per group
   ExecStats stats_;
   bool profile_ = false;
   std::vector<double> group_ms_;

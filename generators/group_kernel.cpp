@@ -14,7 +14,7 @@ int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { retu
 class JitGroupKernel : public GroupKernel {
  public:
   JitGroupKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts)
-      : id_(grp.id), p_(g, grp, opts, host_target()) {
+      : id_(grp.id), dynamic_(g.dynamic), p_(g, grp, opts, host_target()) {
     if (!p_.has_pipeline()) return;
     // NPU kernels report their staging copies to the simulator (npu_sim.h).
     if (opts.source == ScheduleSource::NpuTile) p_.pipeline().jit_handlers().custom_trace = npu_trace;
@@ -25,13 +25,20 @@ class JitGroupKernel : public GroupKernel {
   const NpuStageMap* npu_stages() const override { return p_.npu() ? &p_.npu()->stages : nullptr; }
   std::vector<std::string> npu_tiles() const override { return p_.npu() ? p_.npu()->tiles : std::vector<std::string>{}; }
 
-  void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) override {
+  void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs, const SymBindings& dims) override {
+    size_t i = 0;
+    for (const auto& [name, range] : dynamic_) {
+      auto it = dims.find(name);
+      if (it == dims.end()) throw GafError("fused kernel g" + std::to_string(id_) + ": no value for dim '" + name + "'");
+      p_.symbols()[i++].set(static_cast<int32_t>(it->second));
+    }
     realize_into(p_.pipeline(), p_.params(), inputs, p_.computed(), outputs,
                  "fused kernel g" + std::to_string(id_));
   }
 
  private:
   int id_;
+  SymbolRanges dynamic_;
   GroupPipeline p_;
 };
 

@@ -19,8 +19,10 @@ class GroupKernel {
  public:
   virtual ~GroupKernel() = default;
   // inputs[k] is the tensor of group input k (FusionGroup::inputs order); outputs are
-  // preallocated with output_descs() shapes, in FusionGroup::outputs order.
-  virtual void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) = 0;
+  // preallocated with output_descs() shapes (with dynamic dims: their shapes at `dims`), in
+  // FusionGroup::outputs order. `dims`: the run's value of every dynamic dim.
+  virtual void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                   const SymBindings& dims = {}) = 0;
   virtual const std::vector<TensorDesc>& output_descs() const = 0;
   // NPU tile model kernels: what the simulator needs to count their trace, and their tiles.
   virtual const NpuStageMap* npu_stages() const { return nullptr; }
@@ -40,7 +42,8 @@ struct KernelOptions {
   NpuScheduleParams npu_params;    // NpuTile: tile overrides (gaf-tune)
 };
 
-// `g` must be static and typed; value inputs of members must be constants.
+// `g` must be typed (with dynamic dims: at the point whose schedule the kernel gets, see
+// shape_classes.h); value inputs of members must be constants.
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts);
 
 }  // namespace gaf

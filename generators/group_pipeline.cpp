@@ -18,10 +18,18 @@ using namespace Halide;
 
 GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const KernelOptions& opts, const Target& target)
     : id_(grp.id), npu_source_(opts.source == ScheduleSource::NpuTile) {
+  for (const auto& [name, range] : g.dynamic) {
+    symbols_.emplace_back("dim_" + name);
+    symbol_exprs_[name] = symbols_.back();
+  }
   params_.resize(grp.inputs.size());
   for (const std::string& in : grp.inputs) {
     const Value& v = g.value(in);
     in_descs_.push_back(TensorDesc{v.type.dtype, v.type.shape()});
+    Value shape_only;
+    shape_only.type = v.type;
+    shape_only.sym_dims = v.sym_dims;
+    in_values_.push_back(shape_only);
   }
   std::vector<MemberFuncs> members;  // stays empty for a generate step: its Funcs are its own
   std::vector<TensorFunc> outputs;
@@ -56,7 +64,7 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
   }
   for (size_t j = 0; j < out_funcs_.size(); ++j) {
     Func f = out_funcs_[j];
-    constrain_dense(f.output_buffer(), outs_[computed_[j]].shape);
+    constrain_dense(f.output_buffer(), g.value(grp.outputs[computed_[j]]));
   }
   pipeline_ = Pipeline(out_funcs_);
   if (opts.source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
@@ -71,15 +79,48 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
 // strides into constants: tile coordinates simplify (a packed B's panel index,
 // matmul_schedule.h) and loads through layout ops are known to be dense or a fixed stride apart
 // (a staged K^T becomes vector loads and shuffles instead of one scalar load per lane).
-void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Shape& shape) {
+void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Value& v) const {
+  const Shape shape = v.type.shape();
   if (shape_numel(shape) == 0) return;  // a zero-sized tensor: strides are meaningless
-  int64_t stride = 1;
   const int rank = static_cast<int>(shape.size());
+  const std::vector<Expr> extents = extents_of(v);
+  if (!extents.empty()) {
+    Expr stride = 1;
+    for (int d = 0; d < rank; ++d) {
+      const Expr& extent = extents[rank - 1 - d];
+      buf.dim(d).set_bounds(0, extent).set_stride(stride);
+      stride = Internal::simplify(stride * extent);
+    }
+    return;
+  }
+  int64_t stride = 1;
   for (int d = 0; d < rank; ++d) {
     const int64_t extent = shape[rank - 1 - d];
     buf.dim(d).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
     stride *= extent;
   }
+}
+
+std::vector<Expr> GroupPipeline::exprs_of(const std::vector<SymExpr>& es) const {
+  std::vector<Expr> out;
+  for (const SymExpr& e : es) {
+    Expr sum = 0;
+    for (const auto& [monomial, coefficient] : e.terms()) {
+      Expr term = static_cast<int32_t>(coefficient);
+      for (const std::string& s : monomial) {
+        auto it = symbol_exprs_.find(s);
+        if (it == symbol_exprs_.end()) throw GafError("internal: symbolic dim '" + s + "' is not a dynamic dim");
+        term = term * it->second;
+      }
+      sum = sum + term;
+    }
+    out.push_back(Internal::simplify(sum));
+  }
+  return out;
+}
+
+std::vector<Expr> GroupPipeline::extents_of(const Value& v) const {
+  return v.sym_dims.empty() ? std::vector<Expr>{} : exprs_of(v.sym_dims);
 }
 
 // "g<id>_in<k>". NPU pipelines add a process-wide serial number: Halide does not trace the loads
@@ -96,10 +137,11 @@ std::vector<Argument> GroupPipeline::arguments() {
     if (!params_[k].defined()) {
       params_[k] = ImageParam(halide_type(in_descs_[k].dtype), static_cast<int>(in_descs_[k].shape.size()),
                               param_name(k));
-      constrain_dense(params_[k], in_descs_[k].shape);
+      constrain_dense(params_[k], in_values_[k]);
     }
     args.push_back(params_[k]);
   }
+  for (const Param<int32_t>& s : symbols_) args.push_back(s);
   return args;
 }
 
@@ -129,9 +171,11 @@ TensorFunc GroupPipeline::input(const Graph& g, const FusionGroup& grp, int k) {
   const Value& v = g.value(grp.inputs[k]);
   if (!params_[k].defined()) {
     params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()), param_name(k));
-    constrain_dense(params_[k], v.type.shape());
+    constrain_dense(params_[k], v);
   }
-  return TensorFunc{Func(params_[k]), v.type.dtype, v.type.shape()};
+  TensorFunc t{Func(params_[k]), v.type.dtype, v.type.shape()};
+  t.extents = extents_of(v);
+  return t;
 }
 
 // The default algorithm: each member's builder on the group inputs and the Funcs of the members
@@ -156,6 +200,7 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     std::vector<const TensorDesc*> types(n.inputs.size(), nullptr);
     std::vector<const Tensor*> values(n.inputs.size(), nullptr);
     std::vector<TensorFunc> ins(n.inputs.size());
+    std::vector<std::vector<Expr>> value_exprs, out_extents;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const std::string& in = n.inputs[i];
       if (in.empty()) continue;
@@ -165,6 +210,11 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
       if (schema.is_value_input(static_cast<int>(i)) && v.constant) values[i] = &*v.constant;
       ins[i].dtype = v.type.dtype;
       ins[i].shape = v.type.shape();
+      ins[i].extents = extents_of(v);
+      if (!v.sym_contents.empty() && schema.is_value_input(static_cast<int>(i))) {
+        value_exprs.resize(n.inputs.size());
+        value_exprs[i] = exprs_of(v.sym_contents);
+      }
       if (schema.is_shape_only_input(static_cast<int>(i))) continue;
       auto e = env.find(in);
       if (e != env.end()) {
@@ -176,7 +226,8 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     infers_.push_back(std::make_unique<InferContext>(n, types, values));
     descs_.push_back(std::move(descs));
     std::vector<TensorDesc> outs = infer_node(schema, n, types, values);
-    BuildContext b(*infers_.back(), ins, outs);
+    for (const std::string& o : n.outputs) out_extents.push_back(o.empty() ? std::vector<Expr>{} : extents_of(g.value(o)));
+    BuildContext b(*infers_.back(), ins, outs, out_extents, value_exprs);
     schema.build(b);
     MemberFuncs m;
     m.stages = b.stages();

@@ -3,6 +3,7 @@
 // both use exactly this algorithm and this schedule. Includes Halide.h: for generator files only.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -29,8 +30,13 @@ class GroupPipeline {
   // the input (e.g. a shape-only input).
   std::vector<Halide::ImageParam>& params() { return params_; }
   // The AOT argument list: every group input in order (an unread input still gets a buffer
-  // argument, so the signature is the same for every group), then the computed outputs.
+  // argument, so the signature is the same for every group), then the dynamic dims as int32
+  // scalars (Graph::dynamic's order, every one of them whether the group reads it or not), then
+  // the computed outputs.
   std::vector<Halide::Argument> arguments();
+  // The dynamic dims' parameters (Graph::dynamic's order); empty for a static graph. Callers
+  // set them to the run's dims.
+  std::vector<Halide::Param<int32_t>>& symbols() { return symbols_; }
   // Output descs in FusionGroup::outputs order, and the indices of those computed (non-empty).
   const std::vector<TensorDesc>& output_descs() const { return outs_; }
   const std::vector<int>& computed() const { return computed_; }
@@ -41,16 +47,24 @@ class GroupPipeline {
   TensorFunc input(const Graph& g, const FusionGroup& grp, int k);
   std::vector<TensorFunc> compose_members(const Graph& g, const FusionGroup& grp,
                                           std::vector<MemberFuncs>& members);
-  static void constrain_dense(Halide::OutputImageParam buf, const Shape& shape);
+  // Dense row-major with mins 0: constant extents and strides where the shape is static, the
+  // dims' expressions where it is symbolic.
+  void constrain_dense(Halide::OutputImageParam buf, const Value& v) const;
+  // The value's extents in the symbols' parameters (ONNX order); empty when it is static.
+  std::vector<Halide::Expr> extents_of(const Value& v) const;
+  std::vector<Halide::Expr> exprs_of(const std::vector<SymExpr>& e) const;
   void autoschedule_mullapudi(const std::vector<TensorFunc>& outputs, const Halide::Target& target);
 
   std::vector<std::unique_ptr<InferContext>> infers_;
   std::vector<std::unique_ptr<std::vector<TensorDesc>>> descs_;
   std::vector<TensorDesc> outs_;
   std::vector<TensorDesc> in_descs_;
+  std::vector<Value> in_values_;  // type and sym_dims of each input (no contents): arguments() needs them
   std::vector<Halide::ImageParam> params_;
   std::vector<int> computed_;
   std::vector<Halide::Func> out_funcs_;
+  std::vector<Halide::Param<int32_t>> symbols_;
+  std::map<std::string, Halide::Expr> symbol_exprs_;
   std::string param_name(size_t k) const;
 
   int id_ = -1;

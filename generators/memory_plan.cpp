@@ -26,7 +26,11 @@ MemoryPlan plan_memory(const Graph& g, const FusionPlan& plan) {
       const Value& v = g.value(o);
       ArenaSlot slot;
       slot.value = o;
-      slot.bytes = static_cast<int64_t>(shape_numel(v.type.shape()) * dtype_size(v.type.dtype));
+      // With dynamic dims the slot holds the value's largest shape over the ranges: the offsets
+      // are fixed, every run's dims fit.
+      Shape largest = v.type.shape();
+      for (size_t d = 0; d < v.sym_dims.size(); ++d) largest[d] = max_over(v.sym_dims[d], g.dynamic);
+      slot.bytes = byte_size(v.type.dtype, largest);
       slot.first = slot.last = s;
       if (graph_outputs.count(o)) slot.last = steps - 1;
       slot_of[o] = mp.slots.size();

@@ -1,5 +1,7 @@
 #include "generators/reference_executor.h"
 
+#include "fusion/ops/symbolic_dims.h"
+
 #include "generators/value_store.h"
 
 #include <chrono>
@@ -54,6 +56,14 @@ std::map<std::string, int64_t> check_graph_inputs(const Graph& g, const TensorMa
       if (dim.known() && dim.value != got && dim.symbol.empty())
         throw GafError("input '" + name + "' has shape " + shape_str(t.shape()) + ", expected " +
                        ty.str());
+      auto range = g.dynamic.find(dim.symbol);
+      if (range != g.dynamic.end()) {
+        if (!range->second.contains(got))
+          throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol + "') is " +
+                         std::to_string(got) + ", outside the range " + range->second.str() +
+                         " the model was prepared for");
+        continue;
+      }
       if (dim.known() && !dim.symbol.empty() && dim.value != got)
         throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol +
                        "') is " + std::to_string(got) + " but was bound to " +
@@ -115,8 +125,10 @@ std::vector<Tensor> ReferenceExecutor::run_node(const Node& node, const std::vec
   return run_node(node, inputs, types);
 }
 
-TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& inputs) {
-  check_graph_inputs(g, inputs);
+TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& given) {
+  // Shapes computed from dynamic dims are constants whose contents depend on the run's dims.
+  TensorMap inputs = given;
+  for (auto& [name, t] : symbolic_constants_at(g, check_graph_inputs(g, given))) inputs[name] = t;
   const std::vector<Node>& nodes = g.nodes();
   std::vector<int> order = g.topological_order();
   std::vector<std::vector<std::string>> reads;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -13,7 +14,12 @@ using nlohmann::json;
 namespace {
 
 json tensor_json(const AotTensor& t) {
-  return json{{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}};
+  json j{{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}};
+  if (!t.sym_shape.empty()) {
+    j["sym_shape"] = json::array();
+    for (const SymExpr& e : t.sym_shape) j["sym_shape"].push_back(e.str());
+  }
+  return j;
 }
 
 // Reads fields with their path ("groups[3].inputs[1]") in every error.
@@ -74,6 +80,15 @@ class Reader {
         fail(join(path, "shape") + "[" + std::to_string(i) + "]", "expected a non-negative integer");
       t.shape.push_back(s[i].get<int64_t>());
     }
+    t.sym_shape.clear();
+    if (!j.contains("sym_shape")) return;
+    const std::vector<std::string> dims = strings(j, path, "sym_shape");
+    if (dims.size() != t.shape.size()) fail(join(path, "sym_shape"), "has another rank than 'shape'");
+    for (size_t i = 0; i < dims.size(); ++i) {
+      std::optional<SymExpr> e = SymExpr::parse(dims[i]);
+      if (!e) fail(join(path, "sym_shape") + "[" + std::to_string(i) + "]", "'" + dims[i] + "' is not a dim expression");
+      t.sym_shape.push_back(*e);
+    }
   }
   // A tensor with its place in the arena or the weights file.
   void placed(const json& j, const std::string& path, AotTensor& t, int64_t& offset, int64_t& bytes) const {
@@ -119,6 +134,14 @@ std::string AotPlan::to_json() const {
   for (const AotTensor& t : inputs) j["inputs"].push_back(tensor_json(t));
   j["outputs"] = json::array();
   for (const AotTensor& t : outputs) j["outputs"].push_back(tensor_json(t));
+  j["dims"] = json::array();
+  for (const AotDim& d : dims) j["dims"].push_back({{"name", d.name}, {"lo", d.range.lo}, {"hi", d.range.hi}});
+  j["classes"] = json::array();
+  for (const SymbolRanges& c : classes) {
+    json cj = json::object();
+    for (const auto& [name, r] : c) cj[name] = {r.lo, r.hi};
+    j["classes"].push_back(cj);
+  }
   j["kernels"] = json::array();
   for (const AotKernel& k : kernels) {
     json kj = {{"function", k.function}, {"signature", k.signature}, {"tuned", k.tuned}, {"first_group", k.first_group}};
@@ -145,14 +168,13 @@ std::string AotPlan::to_json() const {
     j["weights"].push_back(wj);
   }
   j["groups"] = json::array();
-  for (const AotGroup& g : groups)
-    j["groups"].push_back({{"id", g.id},
-                           {"kind", g.kind},
-                           {"label", g.label},
-                           {"kernel", g.kernel},
-                           {"inputs", g.inputs},
-                           {"outputs", g.outputs},
-                           {"kernel_outputs", g.kernel_outputs}});
+  for (const AotGroup& g : groups) {
+    json gj{{"id", g.id},         {"kind", g.kind},       {"label", g.label},
+            {"kernel", g.kernel}, {"inputs", g.inputs}, {"outputs", g.outputs},
+            {"kernel_outputs", g.kernel_outputs}};
+    if (!dims.empty()) gj["class_kernels"] = g.class_kernels;
+    j["groups"].push_back(gj);
+  }
   return j.dump(1) + "\n";
 }
 
@@ -183,6 +205,28 @@ AotPlan AotPlan::from_json(const std::string& text, const std::string& origin) {
   for (size_t i = 0; i < ins.size(); ++i) r.tensor(ins[i], item("inputs", i), p.inputs.emplace_back());
   const json& outs = r.array(j, "", "outputs");
   for (size_t i = 0; i < outs.size(); ++i) r.tensor(outs[i], item("outputs", i), p.outputs.emplace_back());
+  // Plans without "dims" are static (written before dims could be dynamic).
+  if (j.contains("dims")) {
+    const json& ds = r.array(j, "", "dims");
+    for (size_t i = 0; i < ds.size(); ++i) {
+      const std::string path = item("dims", i);
+      AotDim& d = p.dims.emplace_back();
+      d.name = r.str(ds[i], path, "name");
+      d.range.lo = r.integer(ds[i], path, "lo", 1);
+      d.range.hi = r.integer(ds[i], path, "hi", d.range.lo);
+    }
+    const json& cs = r.array(j, "", "classes");
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const std::string path = item("classes", i);
+      SymbolRanges& c = p.classes.emplace_back();
+      for (const AotDim& d : p.dims) {
+        const json& lohi = r.array(cs[i], path, d.name.c_str());
+        if (lohi.size() != 2 || !lohi[0].is_number_integer() || !lohi[1].is_number_integer())
+          r.fail(path + "." + d.name, "expected [lo, hi]");
+        c[d.name] = SymbolRange{lohi[0].get<int64_t>(), lohi[1].get<int64_t>()};
+      }
+    }
+  }
   const json& ks = r.array(j, "", "kernels");
   for (size_t i = 0; i < ks.size(); ++i) {
     const std::string path = item("kernels", i);
@@ -229,6 +273,7 @@ AotPlan AotPlan::from_json(const std::string& text, const std::string& origin) {
     g.inputs = r.strings(gs[i], path, "inputs");
     g.outputs = r.strings(gs[i], path, "outputs");
     g.kernel_outputs = r.strings(gs[i], path, "kernel_outputs");
+    g.class_kernels = p.dims.empty() ? std::vector<std::string>{g.kernel} : r.strings(gs[i], path, "class_kernels");
   }
   return p;
 }
@@ -290,6 +335,23 @@ void AotPlan::validate(const std::string& origin) const {
         fail(path + ".kernel_outputs[" + std::to_string(k) + "]", "'" + g.kernel_outputs[k] + "' is not an arena buffer");
     if (!g.kernel.empty() && !functions.count(g.kernel))
       fail(path + ".kernel", "'" + g.kernel + "' is not in the plan's kernels");
+    if (!dims.empty() && g.class_kernels.size() != classes.size())
+      fail(path + ".class_kernels", std::to_string(g.class_kernels.size()) + " kernels for " +
+                                        std::to_string(classes.size()) + " size classes");
+    for (size_t c = 0; c < g.class_kernels.size(); ++c)
+      if (g.kernel.empty() != g.class_kernels[c].empty() || (!g.kernel.empty() && !functions.count(g.class_kernels[c])))
+        fail(path + ".class_kernels[" + std::to_string(c) + "]", "'" + g.class_kernels[c] + "' is not in the plan's kernels");
+  }
+  if (!dims.empty()) {
+    if (classes.empty()) fail("classes", "a plan with dynamic dims needs size classes");
+    std::set<std::string> names;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (!names.insert(dims[i].name).second || dims[i].range.lo > dims[i].range.hi)
+        fail(item("dims", i), "'" + dims[i].name + "' is listed twice or has an empty range");
+    for (const auto& [name, t] : values)
+      for (const SymExpr& e : t->sym_shape)
+        for (const std::string& s : e.symbols())
+          if (!names.count(s)) fail("dims", "'" + name + "' has a dim in '" + s + "', which is not a dynamic dim");
   }
   const std::string hash = kernel_table_hash();
   if (hash != kernel_table_hash_recorded)
@@ -306,10 +368,19 @@ std::string AotPlan::kernel_table_hash() const {
   auto arg = [&](const std::string& v) {
     auto it = values.find(v);
     text += " " + v + ":" + (it == values.end() ? std::string("?") : dtype_name(it->second->dtype) + shape_str(it->second->shape));
+    if (it != values.end() && !it->second->sym_shape.empty()) text += sym_shape_str(it->second->sym_shape);
   };
+  for (const AotDim& d : dims) text += "dim " + d.name + "=" + d.range.str() + "\n";
+  for (const SymbolRanges& c : classes) {
+    text += "class";
+    for (const auto& [name, r] : c) text += " " + name + "=" + r.str();
+    text += "\n";
+  }
   for (const AotGroup& g : groups) {
     if (g.kernel.empty()) continue;
     text += g.kernel + "(";
+    if (!dims.empty())
+      for (const std::string& k : g.class_kernels) text += k + ",";
     for (const std::string& v : g.inputs) arg(v);
     text += ";";
     for (const std::string& v : g.kernel_outputs) arg(v);

@@ -9,6 +9,7 @@
 
 #include "runtime/npu_sim.h"
 #include "runtime/npu_target.h"
+#include "runtime/sym_expr.h"
 #include "runtime/tensor.h"
 
 namespace gaf {
@@ -16,8 +17,17 @@ namespace gaf {
 struct AotTensor {
   std::string name;
   DType dtype = DType::Float32;
-  Shape shape;
+  Shape shape;  // with dynamic dims: the largest over their ranges (the arena holds that)
+  // With dynamic dims: each dim as an expression in them ("seq", "12*seq"); empty: static.
+  std::vector<SymExpr> sym_shape;
   int64_t nbytes() const { return shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)); }
+  Shape shape_at(const SymBindings& dims) const { return sym_shape.empty() ? shape : eval_shape(sym_shape, dims); }
+};
+
+// A dynamic dim of the compiled model: every run gives it a value in the range.
+struct AotDim {
+  std::string name;
+  SymbolRange range;
 };
 
 // A value in the arena: byte offset, size, and the first and last group that touch it.
@@ -45,6 +55,8 @@ struct AotGroup {
   int id = 0;
   std::string kind, label;
   std::string kernel;                        // empty: nothing to compute
+  // Dynamic plans: the kernel per size class (AotPlan::classes order; `kernel` is the first).
+  std::vector<std::string> class_kernels;
   std::vector<std::string> inputs, outputs;  // FusionGroup order
   std::vector<std::string> kernel_outputs;   // the non-empty outputs: the kernel's output arguments
 };
@@ -57,6 +69,10 @@ struct AotPlan {
   std::string library, header, weights_file;
   int64_t weights_bytes = 0;
   std::vector<AotTensor> inputs, outputs;
+  // Dynamic dims (their order is the kernels' scalar arguments' order, after the inputs) and the
+  // size classes each group has a kernel for; both empty for a static plan.
+  std::vector<AotDim> dims;
+  std::vector<SymbolRanges> classes;
   std::vector<AotKernel> kernels;
   int64_t arena_bytes = 0, arena_lower_bound = 0, arena_alignment = 64;
   std::vector<AotBuffer> buffers;

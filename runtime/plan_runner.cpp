@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "runtime/aot_plan.h"
@@ -49,6 +50,7 @@ halide_type_t halide_type_of(DType t) {
 struct Slot {
   DType dtype = DType::Float32;
   Shape shape;
+  std::vector<SymExpr> sym_shape;  // dynamic dims: the shape is set per run from these
   enum Kind { Input, Arena, Weight } kind = Arena;
   int64_t offset = 0, bytes = 0;
   std::vector<halide_dimension_t> dims;
@@ -97,9 +99,15 @@ struct PlanRunner::Impl {
   Bytes arena, weights;
   struct Step {
     std::string label;
-    PlanKernel fn;
-    std::vector<Slot*> args;
+    std::vector<PlanKernel> fns;  // per size class (one for a static plan); null: nothing to compute
+    std::vector<Slot*> args;      // inputs then outputs
+    size_t num_inputs = 0;        // the dims' scalars go between
   };
+  std::vector<AotDim> dims;         // dynamic dims
+  std::vector<SymbolRanges> classes;
+  std::vector<int32_t> dim_values;  // the current run's, in `dims` order
+  SymBindings bound;
+  size_t current_class = 0;
   std::vector<Step> steps;
   bool profile = false;
   std::vector<double> ms;
@@ -116,16 +124,68 @@ struct PlanRunner::Impl {
     s.shape = t.shape;
     s.kind = kind;
     s.offset = offset;
-    s.bytes = shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
-    int64_t stride = 1;
-    for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
-      s.dims.push_back(halide_dimension_t(0, static_cast<int32_t>(t.shape[d]), static_cast<int32_t>(stride)));
-      stride *= t.shape[d];
-    }
+    s.sym_shape = t.sym_shape;
     s.buf.type = halide_type_of(t.dtype);
+    set_shape(s, t.shape);
+    return s;
+  }
+
+  // The slot's shape, bytes and halide_buffer_t dims (dense, row-major).
+  static void set_shape(Slot& s, const Shape& shape) {
+    s.shape = shape;
+    s.bytes = shape_numel(shape) * static_cast<int64_t>(dtype_size(s.dtype));
+    s.dims.clear();
+    int64_t stride = 1;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      s.dims.push_back(halide_dimension_t(0, static_cast<int32_t>(shape[d]), static_cast<int32_t>(stride)));
+      stride *= shape[d];
+    }
     s.buf.dimensions = static_cast<int32_t>(s.dims.size());
     s.buf.dim = s.dims.empty() ? nullptr : s.dims.data();
-    return s;
+  }
+
+  // Dynamic dims from the inputs' shapes: each dim an input has as a plain symbol binds it, then
+  // every input must have the shape the dims give and every dim lie in its range.
+  void bind_dims(const std::map<std::string, Tensor>& inputs) {
+    bound.clear();
+    for (const TensorSpec& in : ins) {
+      const Slot& s = slots.at(in.name);
+      const Shape& got = inputs.at(in.name).shape();
+      if (got.size() != s.sym_shape.size()) continue;  // the rank check below names it
+      for (size_t d = 0; d < got.size(); ++d) {
+        std::optional<std::string> sym = s.sym_shape[d].as_symbol();
+        if (!sym) continue;
+        auto [it, fresh] = bound.emplace(*sym, got[d]);
+        if (!fresh && it->second != got[d])
+          throw GafError("input '" + in.name + "' dim " + std::to_string(d) + " ('" + *sym + "') is " +
+                         std::to_string(got[d]) + " but '" + *sym + "' is already " + std::to_string(it->second));
+      }
+    }
+    dim_values.clear();
+    for (const AotDim& d : dims) {
+      auto it = bound.find(d.name);
+      if (it == bound.end()) throw GafError("no input gives dim '" + d.name + "' (" + file + ")");
+      if (!d.range.contains(it->second)) {
+        std::string who;
+        for (const TensorSpec& in : ins) {
+          const Slot& s = slots.at(in.name);
+          for (size_t k = 0; k < s.sym_shape.size() && who.empty(); ++k)
+            if (s.sym_shape[k].as_symbol() == d.name) who = "input '" + in.name + "' dim " + std::to_string(k) + " ";
+        }
+        throw GafError(who + "('" + d.name + "') is " + std::to_string(it->second) + ", outside the compiled range " +
+                       d.range.str());
+      }
+      dim_values.push_back(static_cast<int32_t>(it->second));
+    }
+    current_class = classes.size();
+    for (size_t c = 0; c < classes.size() && current_class == classes.size(); ++c) {
+      bool in = true;
+      for (const auto& [name, r] : classes[c]) in = in && r.contains(bound.at(name));
+      if (in) current_class = c;
+    }
+    if (current_class == classes.size()) fail("no size class holds the run's dims");
+    for (auto& [name, s] : slots)
+      if (!s.sym_shape.empty()) set_shape(s, eval_shape(s.sym_shape, bound));
   }
 
   Slot& slot(const std::string& name, const std::string& where) {
@@ -209,17 +269,24 @@ PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanK
     install_npu_trace();
   }
 
+  m.dims = plan.dims;
+  m.classes = plan.classes;
   for (const AotGroup& grp : plan.groups) {
     const std::string where = "group g" + std::to_string(grp.id);
     Impl::Step st;
     st.label = where + " " + grp.kind + " " + grp.label + (grp.kernel.empty() ? "" : " (" + grp.kernel + ")");
     for (const std::string& in : grp.inputs) st.args.push_back(&m.slot(in, where));
+    st.num_inputs = st.args.size();
     for (const std::string& o : grp.kernel_outputs) st.args.push_back(&m.slot(o, where));
-    if (!grp.kernel.empty()) {
-      auto it = table.find(grp.kernel);
+    for (const std::string& fn : grp.class_kernels) {
+      if (fn.empty()) {
+        st.fns.push_back(nullptr);
+        continue;
+      }
+      auto it = table.find(fn);
       if (it == table.end())
-        m.fail(where + ": kernel '" + grp.kernel + "' is not in the kernel table (linked the wrong library?)");
-      st.fn = it->second;
+        m.fail(where + ": kernel '" + fn + "' is not in the kernel table (linked the wrong library?)");
+      st.fns.push_back(it->second);
     }
     m.npu_stages.push_back(m.npu && !grp.kernel.empty() ? *stages_of.at(grp.kernel) : NpuStageMap());
     m.steps.push_back(std::move(st));
@@ -243,30 +310,41 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
     if (t.dtype() != in.dtype)
       throw GafError("input '" + in.name + "': dtype " + dtype_name(t.dtype()) + ", the compiled model expects " +
                      dtype_name(in.dtype));
-    if (t.shape() != in.shape)
+  }
+  if (!m.dims.empty()) m.bind_dims(inputs);
+  for (const TensorSpec& in : m.ins) {
+    const Tensor& t = inputs.at(in.name);
+    Slot& s = m.slots.at(in.name);
+    if (t.shape() != s.shape)
       throw GafError("input '" + in.name + "': shape " + shape_str(t.shape()) + ", the compiled model expects " +
-                     shape_str(in.shape));
-    m.slots.at(in.name).buf.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
+                     (s.sym_shape.empty() ? shape_str(s.shape) : sym_shape_str(s.sym_shape) + " = " + shape_str(s.shape)));
+    s.buf.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
   }
   std::vector<void*> argv;
   if (m.npu) m.npu_counts.assign(m.steps.size(), NpuCounts());
   for (size_t s = 0; s < m.steps.size(); ++s) {
     Impl::Step& st = m.steps[s];
-    if (!st.fn) continue;
+    const PlanKernel fn = st.fns.at(m.current_class);
+    if (!fn) continue;
     argv.clear();
-    for (Slot* a : st.args) {
+    for (size_t i = 0; i < st.args.size(); ++i) {
+      if (i == st.num_inputs)
+        for (int32_t& d : m.dim_values) argv.push_back(&d);
+      Slot* a = st.args[i];
       a->buf.flags = 0;
       a->buf.device = 0;
       a->buf.device_interface = nullptr;
       argv.push_back(&a->buf);
     }
+    if (st.num_inputs == st.args.size())
+      for (int32_t& d : m.dim_values) argv.push_back(&d);
     auto t0 = std::chrono::steady_clock::now();
     int rc;
     if (m.npu) {
       NpuSimulator::Session session(m.npu_stages[s], m.npu_counts[s]);
-      rc = st.fn(argv.data());
+      rc = fn(argv.data());
     } else {
-      rc = st.fn(argv.data());
+      rc = fn(argv.data());
     }
     if (m.profile) m.ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (rc != 0) {
@@ -278,7 +356,7 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
   std::map<std::string, Tensor> out;
   for (const TensorSpec& o : m.outs) {
     const Slot& s = m.slots.at(o.name);
-    Tensor t = Tensor::uninitialized(o.dtype, o.shape);
+    Tensor t = Tensor::uninitialized(o.dtype, s.shape);
     if (s.bytes) std::memcpy(t.raw(), s.buf.host, static_cast<size_t>(s.bytes));
     out[o.name] = t;
   }

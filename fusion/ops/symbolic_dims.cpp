@@ -122,6 +122,29 @@ bool SymbolicDims::fold_symbolic(Graph& g, int idx, const std::vector<Tensor>& o
   return true;
 }
 
+std::map<std::string, Tensor> symbolic_constants_at(const Graph& g, const SymBindings& point) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, v] : g.values()) {
+    if (v.sym_contents.empty() || !v.constant) continue;
+    Tensor t(DType::Int64, v.constant->shape());
+    for (size_t e = 0; e < v.sym_contents.size(); ++e) t.data<int64_t>()[e] = v.sym_contents[e].eval(point);
+    out[name] = t;
+  }
+  return out;
+}
+
+Graph typed_at(const Graph& g, const SymBindings& point) {
+  Graph t = g;
+  for (auto& [name, v] : t.values()) {
+    if (!v.sym_dims.empty()) {
+      const Shape s = eval_shape(v.sym_dims, point);
+      for (size_t d = 0; d < s.size(); ++d) v.type.dims[d].value = s[d];
+    }
+  }
+  for (auto& [name, c] : symbolic_constants_at(g, point)) t.value(name).constant = c;
+  return t;
+}
+
 void propagate_symbolic_dims(Graph& g) {
   if (g.dynamic.empty()) return;
   SymbolicDims sym(g.dynamic);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <functional>
+#include <map>
 
 #include "fusion/ops/registry.h"
 
@@ -49,6 +50,14 @@ class SymbolicDims {
   SymSampler sampler_;
   NodeEvaluatorFn eval_;
 };
+
+// The constants whose contents depend on the dynamic dims (Value::sym_contents), evaluated at
+// `point` (a run's dims).
+std::map<std::string, Tensor> symbolic_constants_at(const Graph& g, const SymBindings& point);
+
+// A copy of `g` typed at `point`: every value's dims and symbolic contents evaluated there (the
+// sym_dims stay). Weights are shared, not copied.
+Graph typed_at(const Graph& g, const SymBindings& point);
 
 // After a rewrite added nodes (planner rewrites): fits the symbolic dims of every output of a
 // node that reads symbolic values, in topological order. No folding.

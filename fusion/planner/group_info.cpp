@@ -43,10 +43,15 @@ std::string signature_of(const GraphView& v, const FusionGroup& fg) {
       os << (it != ref.end() ? it->second : "?");
       const Value& val = g.value(in);
       // Concrete type only: a symbol's name (batch=1) must not split otherwise equal kernels.
-      os << ':' << dtype_name(val.type.dtype) << shape_str(val.type.shape());
+      // With dynamic dims, the dims' expressions ([1,seq,768] and [1,512,768] differ).
+      os << ':' << dtype_name(val.type.dtype)
+         << (val.sym_dims.empty() ? shape_str(val.type.shape()) : sym_shape_str(val.sym_dims));
       if (val.constant && schema && schema->is_value_input(static_cast<int>(i))) {
         os << '=';
-        for (int64_t e = 0; e < val.constant->numel(); ++e) os << val.constant->as_double(e) << ' ';
+        if (!val.sym_contents.empty())
+          for (const SymExpr& e : val.sym_contents) os << e.str() << ' ';
+        else
+          for (int64_t e = 0; e < val.constant->numel(); ++e) os << val.constant->as_double(e) << ' ';
       }
       os << ',';
     }

@@ -1,0 +1,35 @@
+// The size classes of a graph with dynamic dims. A group's kernel is compiled once per class:
+// each dynamic dim's range is cut at fixed boundaries, and a class's kernel gets the schedule its
+// smallest point gets (every split of a dynamic axis then fits every point of the class, and
+// small sizes, e.g. one decoded token, get tiles of their own) while its extents stay symbolic.
+// At run time the class that holds the run's dims is chosen. No Halide here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/sym_expr.h"
+
+namespace gaf {
+
+struct ShapeClass {
+  SymbolRanges ranges;  // one sub-range per dynamic dim
+
+  // Where the class's kernel is scheduled: every dim at the low end of its sub-range.
+  SymBindings schedule_point() const;
+  bool contains(const SymBindings& dims) const;
+  std::string str() const;  // "seq=16..127"
+};
+
+// Where dynamic ranges are cut: a dim's classes are [lo, 15], [16, 127], [128, hi] as far as
+// they overlap its range.
+inline const std::vector<int64_t> kShapeClassCuts = {16, 128};
+
+// The classes of `dynamic` (the product of every dim's sub-ranges); one class with no ranges
+// when nothing is dynamic.
+std::vector<ShapeClass> shape_classes(const SymbolRanges& dynamic,
+                                      const std::vector<int64_t>& cuts = kShapeClassCuts);
+// Index of the class holding `dims`; throws GafError naming the dims when none does.
+size_t find_shape_class(const std::vector<ShapeClass>& classes, const SymBindings& dims);
+
+}  // namespace gaf
