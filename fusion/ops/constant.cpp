@@ -54,6 +54,20 @@ Tensor size_value(const InferContext& c) {
   return Tensor::from_values(DType::Int64, {}, std::vector<int64_t>{shape_numel(c.shape(0))});
 }
 
+// Shape's output element v[0] (or Size's scalar) for an input with symbolic extents, as int64.
+Expr symbolic_shape_value(const BuildContext& b, const std::vector<Var>& v) {
+  const TensorFunc& in = b.in(0);
+  if (b.node().op_type == "Size") return cast<int64_t>(product(in.dims()));
+  int64_t rank = in.rank();
+  auto resolve = [rank](int64_t p) { return std::clamp(p < 0 ? p + rank : p, int64_t{0}, rank); };
+  int64_t start = resolve(b.attrs().get_int("start", 0));
+  int64_t end = std::max(start, resolve(b.attrs().get_int("end", rank)));
+  Expr e = cast<int64_t>(in.dim(static_cast<int>(end - 1)));
+  for (int64_t d = end - 2; d >= start; --d)
+    e = select(v[0] == static_cast<int>(d - start), cast<int64_t>(in.dim(static_cast<int>(d))), e);
+  return e;
+}
+
 // Registers an op whose output is a tensor known at compile time, embedded in the pipeline.
 void add_embedded_constant(OpRegistry& r, const std::string& name, int num_inputs,
                            std::vector<int> shape_only, Tensor (*value)(const InferContext&)) {
@@ -70,6 +84,12 @@ void add_embedded_constant(OpRegistry& r, const std::string& name, int num_input
     Tensor t = value(b.infer());
     if (t.numel() == 0) {  // empty output, never run
       b.define_output(0, b.vars(t.rank()), cast(halide_type(t.dtype()), 0));
+      return;
+    }
+    // Shape and Size of a tensor with symbolic extents: the values are runtime Exprs.
+    if (b.num_inputs() > 0 && !b.in(0).is_static()) {
+      std::vector<Var> v = b.vars(t.rank());
+      b.define_output(0, v, symbolic_shape_value(b, v));
       return;
     }
     b.set_output(0, b.constant(t, "value").func);
@@ -125,13 +145,10 @@ void add_range(OpRegistry& r) {
     return std::vector<TensorDesc>{{c.dtype(0), {n}}};
   };
   s.build = [](BuildContext& b) {
-    const InferContext& c = b.infer();
     Type ty = halide_type(b.out_desc(0).dtype);
     std::vector<Var> v = b.vars(1);
-    Expr start = ty.is_float() ? Internal::make_const(ty, c.value(0).as_double(0))
-                               : Internal::make_const(ty, c.value(0).as_int(0));
-    Expr delta = ty.is_float() ? Internal::make_const(ty, c.value(2).as_double(0))
-                               : Internal::make_const(ty, c.value(2).as_int(0));
+    // start and delta may be symbolic (value_expr); the limit only sets the output's extent.
+    Expr start = cast(ty, b.value_expr(0, 0)), delta = cast(ty, b.value_expr(2, 0));
     b.define_output(0, v, start + cast(ty, v[0]) * delta);
   };
   r.add(std::move(s));

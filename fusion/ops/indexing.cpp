@@ -2,6 +2,8 @@
 // input element; Gather's index is data-dependent and clamped so bounds inference stays inside the
 // data buffer; out-of-range indices are refused by its check_inputs before a reference run).
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
@@ -17,15 +19,28 @@ struct AxisMap {
   int64_t start = 0, step = 1, count = 0;
 };
 
-Expr strided_read(const TensorFunc& in, const std::vector<AxisMap>& m, const std::vector<Var>& v) {
+// The builders' form of an AxisMap: the start may be symbolic (an int32 Expr, e.g. a Split
+// offset after a seq-long part, or Slice's -1 counted from a symbolic end); the step is static.
+struct AxisRead {
+  Expr start;
+  int64_t step = 1;
+};
+
+Expr strided_read(const TensorFunc& in, const std::vector<AxisRead>& m, const std::vector<Var>& v) {
   std::vector<Expr> idx;
   for (size_t d = 0; d < m.size(); ++d) {
     Expr e = v[d];
     if (m[d].step != 1) e = e * static_cast<int>(m[d].step);
-    if (m[d].start != 0) e = e + static_cast<int>(m[d].start);
+    if (!is_const_zero(m[d].start)) e = e + m[d].start;
     idx.push_back(e);
   }
   return in(idx);
+}
+
+std::vector<AxisRead> static_reads(const std::vector<AxisMap>& m) {
+  std::vector<AxisRead> r;
+  for (const AxisMap& a : m) r.push_back({Expr(static_cast<int32_t>(a.start)), a.step});
+  return r;
 }
 
 std::vector<AxisMap> identity_map(const Shape& s) {
@@ -66,18 +81,17 @@ void add_concat(OpRegistry& r) {
   s.build = [](BuildContext& b) {
     int axis = b.infer().axis(b.attrs().get_int("axis", 0), b.in(0).rank());
     std::vector<Var> v = b.vars(b.in(0).rank());
-    std::vector<int64_t> offset{0};
-    for (int i = 0; i < b.num_inputs(); ++i) offset.push_back(offset.back() + b.in(i).shape[axis]);
+    std::vector<Expr> offset{0};  // where each input starts along the axis (folded: constants when static)
+    for (int i = 0; i < b.num_inputs(); ++i) offset.push_back(fold(offset.back() + b.in(i).dim(axis)));
     // Select chain from the last input back; every branch is evaluated (vector blends), so each
     // read is clamped into its own input. Zero-size inputs are never read.
     Expr e;
     for (int i = b.num_inputs() - 1; i >= 0; --i) {
-      int64_t n = b.in(i).shape[axis];
-      if (n == 0) continue;
+      if (b.in(i).shape[axis] == 0) continue;
       std::vector<Expr> idx(v.begin(), v.end());
-      idx[axis] = clamp(v[axis] - static_cast<int>(offset[i]), 0, static_cast<int>(n - 1));
+      idx[axis] = clamp(v[axis] - offset[i], 0, fold(b.in(i).dim(axis) - 1));
       Expr read = b.in(i)(idx);
-      e = e.defined() ? select(v[axis] < static_cast<int>(offset[i + 1]), read, e) : read;
+      e = e.defined() ? select(v[axis] < offset[i + 1], read, e) : read;
     }
     if (!e.defined()) e = cast(halide_type(b.in(0).dtype), 0);  // empty output, never run
     b.define_output(0, v, e);
@@ -137,6 +151,29 @@ std::vector<std::vector<AxisMap>> split_maps(const InferContext& c) {
   return maps;
 }
 
+int split_axis(const InferContext& c) { return c.axis(c.attrs().get_int("axis", 0), c.rank(0)); }
+
+// Where each output starts along the split axis, as int32 Exprs: the running sum of the sizes
+// from input 1 (value_expr: possibly symbolic) or the attribute, else of equal ceil-sized chunks
+// of the (possibly symbolic) axis. Folded, so constants when static.
+std::vector<Expr> split_starts(const BuildContext& b) {
+  const InferContext& c = b.infer();
+  int parts = c.num_outputs();
+  std::vector<Expr> starts{0};
+  if (c.has_input(1) || c.attrs().has("split")) {
+    std::vector<int64_t> attr = c.attrs().get_ints("split", {});
+    for (int k = 0; k + 1 < parts; ++k) {
+      Expr n = c.has_input(1) ? cast<int32_t>(b.value_expr(1, k)) : Expr(static_cast<int32_t>(attr.at(k)));
+      starts.push_back(fold(starts.back() + n));
+    }
+  } else {
+    Expr dim = b.in(0).dim(split_axis(c));
+    Expr chunk = fold((dim + (parts - 1)) / parts);
+    for (int k = 1; k < parts; ++k) starts.push_back(fold(chunk * k));
+  }
+  return starts;
+}
+
 void add_split(OpRegistry& r) {
   OpSchema s;
   s.name = "Split";
@@ -152,8 +189,12 @@ void add_split(OpRegistry& r) {
   s.build = [](BuildContext& b) {
     std::vector<std::vector<AxisMap>> maps = split_maps(b.infer());
     std::vector<Var> v = b.vars(b.in(0).rank());
-    for (int k = 0; k < b.num_outputs(); ++k)
-      b.define_output(k, v, strided_read(b.in(0), maps[k], v));
+    std::vector<Expr> starts = split_starts(b);
+    for (int k = 0; k < b.num_outputs(); ++k) {
+      std::vector<AxisRead> m = static_reads(maps[k]);
+      m[split_axis(b.infer())].start = starts[k];
+      b.define_output(k, v, strided_read(b.in(0), m, v));
+    }
   };
   r.add(std::move(s));
 }
@@ -207,6 +248,44 @@ std::vector<AxisMap> slice_maps(const InferContext& c) {
   return m;
 }
 
+// ONNX's start position p (negative counts from the end) clamped into [0, dim] for a forward
+// step, [0, dim - 1] for a backward one, with a symbolic dim or p. p is int64 (value_expr) and may
+// be far outside int32 (INT64_MIN); clamping it into int32 first gives the same result for any
+// int32 dim. Only the start enters the read index: the end only sets the output's extent.
+Expr slice_start(const Expr& p64, const Expr& dim, bool forward) {
+  const int64_t lim = std::numeric_limits<int32_t>::max();
+  Expr p = cast<int32_t>(clamp(p64, Expr(-lim), Expr(lim)));
+  return fold(clamp(select(p < 0, p + dim, p), 0, forward ? dim : max(dim - 1, 0)));
+}
+
+// Recomputes the starts of `reads` from the (possibly symbolic) input extents and starts.
+void slice_symbolic_starts(const BuildContext& b, std::vector<AxisRead>& reads) {
+  const InferContext& c = b.infer();
+  int rank = b.in(0).rank();
+  std::vector<int64_t> axes, steps;
+  int64_t n = 0;
+  bool from_inputs = c.num_inputs() >= 2;  // opset 10+; else attributes (constants)
+  std::vector<int64_t> attr_starts = c.attrs().get_ints("starts", {});
+  if (from_inputs) {
+    n = c.value(1).numel();
+    if (c.has_input(3)) axes = c.value(3).to_int_vector();
+    if (c.has_input(4)) steps = c.value(4).to_int_vector();
+  } else {
+    n = static_cast<int64_t>(attr_starts.size());
+    axes = c.attrs().get_ints("axes", {});
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int ax = axes.empty() ? static_cast<int>(i) : c.axis(axes[i], rank);
+    if (b.in(0).shape[ax] == 0) continue;  // empty output
+    int64_t step = steps.empty() ? 1 : steps[i];
+    Expr p = from_inputs ? b.value_expr(1, i) : Expr(attr_starts[i]);
+    reads[ax].start = slice_start(p, b.in(0).dim(ax), step > 0);
+    // slice_maps drops the step of a single-element slice (a huge step would not fit int32);
+    // at other sizes the slice may hold more, so keep a step that fits.
+    if (std::abs(step) <= std::numeric_limits<int32_t>::max()) reads[ax].step = step;
+  }
+}
+
 void add_slice(OpRegistry& r) {
   OpSchema s;
   s.name = "Slice";
@@ -219,7 +298,9 @@ void add_slice(OpRegistry& r) {
   s.build = [](BuildContext& b) {
     std::vector<AxisMap> m = slice_maps(b.infer());
     std::vector<Var> v = b.vars(b.in(0).rank());
-    b.define_output(0, v, strided_read(b.in(0), m, v));
+    std::vector<AxisRead> reads = static_reads(m);
+    if (!b.in(0).is_static() || b.has_value_exprs(1)) slice_symbolic_starts(b, reads);
+    b.define_output(0, v, strided_read(b.in(0), reads, v));
   };
   r.add(std::move(s));
 }
@@ -253,7 +334,10 @@ void add_gather(OpRegistry& r) {
       return;
     }
     Expr i = ind(std::vector<Var>(v.begin() + axis, v.begin() + axis + q));
-    Expr n = Internal::make_const(i.type(), dim);
+    // The axis' extent in the index type: a constant when static (as it always was).
+    Expr d = data.dim(axis);
+    std::optional<int64_t> dc = const_value(d);
+    Expr n = dc ? Internal::make_const(i.type(), *dc) : cast(i.type(), d);
     i = select(i < 0, i + n, i);  // negative indices count from the end
     // Out-of-range indices are invalid ONNX; clamping keeps the read inside the buffer.
     i = cast<int>(clamp(i, Internal::make_const(i.type(), 0), n - 1));

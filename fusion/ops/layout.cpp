@@ -11,11 +11,15 @@ using namespace Halide;
 
 namespace {
 
-// Input read for an output of shape `out_shape` holding the same row-major elements as `in`
-// (Reshape and friends). The dims are split into the shortest groups whose products agree; within
-// a group the output index is flattened and decomposed into input indices. A dim that is only
-// inserted or removed (size 1) or kept unchanged thus maps directly, with no division.
-Expr reshape_read(const TensorFunc& in, const Shape& out_shape, const std::vector<Var>& v) {
+// Input read for an output of extents `out` holding the same row-major elements as `in` (Reshape
+// and friends). The dims are split into the shortest groups whose products agree; within a group
+// the output index is flattened and decomposed into input indices. A dim that is only inserted or
+// removed (size 1) or kept unchanged thus maps directly, with no division. With symbolic extents
+// a group closes only when its products are provably equal for every value of the symbols (the
+// representative shapes alone could pair [S, 4] with [4, S] at S = 4); otherwise it grows, which
+// costs divisions but stays correct.
+Expr reshape_read(const TensorFunc& in, const Shape& out_shape, const std::vector<Expr>& out,
+                  const std::vector<Var>& v) {
   if (shape_numel(in.shape) == 0) return cast(halide_type(in.dtype), 0);  // output is skipped
   const Shape& is = in.shape;
   int ni = in.rank(), no = static_cast<int>(out_shape.size());
@@ -23,33 +27,42 @@ Expr reshape_read(const TensorFunc& in, const Shape& out_shape, const std::vecto
   int i = 0, j = 0;
   while (i < ni || j < no) {
     std::vector<int> gi, go;
-    int64_t pi = 1, po = 1;
+    int64_t pi = 1, po = 1;  // representative products decide which side grows
+    Expr ei = 1, eo = 1;     // true products decide where the group closes
     do {
       if ((pi <= po && i < ni) || j >= no) {
         gi.push_back(i);
+        ei = ei * in.dim(i);
         pi *= is[i++];
       } else {
         go.push_back(j);
+        eo = eo * out[j];
         po *= out_shape[j++];
       }
-    } while (pi != po && (i < ni || j < no));
+    } while ((pi != po || !Internal::can_prove(ei == eo)) && (i < ni || j < no));
     Expr flat = 0;
-    for (int d : go) flat = flat * static_cast<int>(out_shape[d]) + v[d];
-    int64_t stride = pi;
+    for (int d : go) flat = flat * out[d] + v[d];
     for (size_t k = 0; k < gi.size(); ++k) {
-      int64_t ext = is[gi[k]];
-      stride /= ext;
-      Expr e = stride == 1 ? flat : flat / static_cast<int>(stride);
-      idx[gi[k]] = k == 0 ? e : e % static_cast<int>(ext);
+      // stride of input dim gi[k] within the group: the product of the dims after it
+      std::vector<Expr> inner;
+      for (size_t l = k + 1; l < gi.size(); ++l) inner.push_back(in.dim(gi[l]));
+      Expr stride = product(inner);
+      Expr e = is_const_one(stride) ? flat : flat / stride;
+      idx[gi[k]] = k == 0 ? e : e % in.dim(gi[k]);
     }
   }
   return in(idx);
 }
 
-// Registers a reshape-like op: the output is input 0 with the shape `infer_shape` gives.
+// The output extents of a reshape-like op from its input's extents (and value inputs): what the
+// index arithmetic uses when the caller did not give the output's extents.
+using ExtentRule = std::function<std::vector<Expr>(const BuildContext&)>;
+
+// Registers a reshape-like op: the output is input 0 with the shape `infer_shape` gives, of
+// extents `extents` gives.
 void add_reshape_like(OpRegistry& r, const std::string& name, int max_inputs,
                       std::vector<int> value_inputs,
-                      std::function<Shape(const InferContext&)> infer_shape) {
+                      std::function<Shape(const InferContext&)> infer_shape, ExtentRule extents) {
   OpSchema s;
   s.name = name;
   s.op_class = OpClass::Injective;
@@ -61,10 +74,18 @@ void add_reshape_like(OpRegistry& r, const std::string& name, int max_inputs,
             "cannot reshape " + shape_str(c.shape(0)) + " to " + shape_str(out));
     return std::vector<TensorDesc>{{c.dtype(0), out}};
   };
-  s.build = [](BuildContext& b) {
+  s.build = [extents](BuildContext& b) {
     const Shape& out = b.out_desc(0).shape;
+    std::vector<Expr> ext;
+    if (b.in(0).is_static() && !b.has_value_exprs(1)) {
+      for (int d = 0; d < static_cast<int>(out.size()); ++d) ext.push_back(b.out_dim(0, d));
+    } else {
+      ext = extents(b);
+      for (int d = 0; d < static_cast<int>(out.size()); ++d)
+        if (b.has_out_extent(0, d)) ext[d] = b.out_dim(0, d);  // the caller's form, if given
+    }
     std::vector<Var> v = b.vars(static_cast<int>(out.size()));
-    b.define_output(0, v, reshape_read(b.in(0), out, v));
+    b.define_output(0, v, reshape_read(b.in(0), out, ext, v));
   };
   r.add(std::move(s));
 }
@@ -110,6 +131,57 @@ Shape reshape_shape(const InferContext& c) {
     out[infer_at] = n / known;
   }
   return out;
+}
+
+// Reshape's target extents: entry 0 copies the input's dim, -1 takes what is left.
+std::vector<Expr> reshape_extents(const BuildContext& b) {
+  const InferContext& c = b.infer();
+  const TensorFunc& in = b.in(0);
+  bool allowzero = c.attrs().get_int("allowzero", 0) != 0;
+  int n = static_cast<int>(b.out_desc(0).shape.size());
+  std::vector<Expr> out(n);
+  int infer_at = -1;
+  for (int i = 0; i < n; ++i) {
+    // The entry's role (0, -1 or a size) is read from the representative contents; its value
+    // from value_expr (symbolic when the shape tensor is computed from e.g. seq).
+    int64_t rep = c.has_input(1) ? c.value(1).as_int(i) : c.attrs().get_ints("shape", {}).at(i);
+    if (rep == 0 && !allowzero)
+      out[i] = in.dim(i);
+    else if (rep == -1)
+      infer_at = i;
+    else
+      out[i] = c.has_input(1) ? fold(cast<int32_t>(b.value_expr(1, i))) : Expr(static_cast<int32_t>(rep));
+  }
+  if (infer_at >= 0) {
+    std::vector<Expr> known;
+    for (int i = 0; i < n; ++i)
+      if (i != infer_at) known.push_back(out[i]);
+    out[infer_at] = fold(product(in.dims()) / max(product(known), 1));
+  }
+  return out;
+}
+
+std::vector<Expr> flatten_extents(const BuildContext& b) {
+  const TensorFunc& in = b.in(0);
+  int64_t a = b.attrs().get_int("axis", 1);
+  if (a < 0) a += in.rank();
+  std::vector<Expr> d = in.dims();
+  return {product({d.begin(), d.begin() + a}), product({d.begin() + a, d.end()})};
+}
+
+// Squeeze and Unsqueeze only drop or insert 1s: the output's extents are the input's non-unit
+// ones in order, with 1 where the output's shape has a 1 (a symbolic dim is never 1 in the
+// representative shape, see TensorFunc).
+std::vector<Expr> unit_change_extents(const BuildContext& b) {
+  const TensorFunc& in = b.in(0);
+  const Shape& out = b.out_desc(0).shape;
+  std::vector<Expr> kept;
+  for (int d = 0; d < in.rank(); ++d)
+    if (in.shape[d] != 1) kept.push_back(in.dim(d));
+  std::vector<Expr> e;
+  size_t k = 0;
+  for (int64_t d : out) e.push_back(d == 1 ? Expr(1) : kept.at(k++));
+  return e;
 }
 
 Shape flatten_shape(const InferContext& c) {
@@ -217,10 +289,10 @@ void add_expand(OpRegistry& r) {
 void register_layout_ops(OpRegistry& r) {
   add_transpose(r);
   add_expand(r);
-  add_reshape_like(r, "Reshape", 2, {1}, reshape_shape);
-  add_reshape_like(r, "Flatten", 1, {}, flatten_shape);
-  add_reshape_like(r, "Squeeze", 2, {1}, squeeze_shape);
-  add_reshape_like(r, "Unsqueeze", 2, {1}, unsqueeze_shape);
+  add_reshape_like(r, "Reshape", 2, {1}, reshape_shape, reshape_extents);
+  add_reshape_like(r, "Flatten", 1, {}, flatten_shape, flatten_extents);
+  add_reshape_like(r, "Squeeze", 2, {1}, squeeze_shape, unit_change_extents);
+  add_reshape_like(r, "Unsqueeze", 2, {1}, unsqueeze_shape, unit_change_extents);
 }
 
 }  // namespace gaf

@@ -15,21 +15,23 @@ namespace {
 // The operands are Operand stages, a(k, row) and b(n, k, batch) with batch = row / M: inlined
 // on the host; the NPU schedule computes them as its staging copies (GM -> L1 -> L0A/L0B), whose
 // bounds per tile are then exact (reading A through row % M would span all M rows).
-Func matmul_accumulator(BuildContext& b, Type t, int64_t M, int64_t K,
+Func matmul_accumulator(BuildContext& b, Type t, const Expr& M, const Expr& K,
                         const std::function<Expr(const Expr& row, const Expr& k)>& a_at,
                         const std::function<Expr(const Expr& row, const Expr& k, const Expr& n)>& b_at) {
   Var n(b.prefix() + "_n"), row(b.prefix() + "_row"), k_(b.prefix() + "_kk"), batch(b.prefix() + "_batch");
   Func acc;
-  if (K == 0) {
+  if (is_const_zero(K)) {
     acc = b.stage("acc", StageRole::Accumulator);
     acc(n, row) = cast(t, 0);
     return acc;
   }
-  const int m = static_cast<int>(std::max<int64_t>(M, 1));
+  // M and K are int32 Exprs: constants in the static case (the schedules read K through
+  // as_const_int), symbolic ones (e.g. seq) otherwise. A symbolic K of 0 gives an empty RDom.
+  const Expr m = fold(max(M, 1));
   Func a_op = b.stage("a_op", StageRole::Operand), b_op = b.stage("b_op", StageRole::Operand);
   a_op(k_, row) = cast(t, a_at(row, k_));
   b_op(n, k_, batch) = cast(t, b_at(batch * m, k_, n));
-  RDom k(0, static_cast<int>(K), b.prefix() + "_k");
+  RDom k(0, K, b.prefix() + "_k");
   acc = b.stage("acc", StageRole::Accumulator, {k.x});
   acc(n, row) = cast(t, 0);
   acc(n, row) += a_op(k.x, row) * b_op(n, k.x, row / m);
@@ -98,20 +100,24 @@ void add_matmul(OpRegistry& r) {
     MatMulShapes sh = matmul_shapes(b.infer());
     const TensorFunc &A = b.in(0), &B = b.in(1);
     int nb = static_cast<int>(sh.batch.size());
+    // Extents as Exprs (symbolic along e.g. seq): the batch dims are the output's, M and K A's.
+    std::vector<Expr> batch;
+    for (int d = 0; d < nb; ++d) batch.push_back(b.out_dim(0, d));
+    const Expr M = sh.a_vec ? Expr(1) : A.dim(A.rank() - 2), K = A.dim(A.rank() - 1);
     // Batch indices of a flattened row (row = batch_flat * M + m), right-aligned to `shape`'s
     // batch dims with size-1 dims read at 0.
-    // The outermost batch dim of extent > 1 takes the rest without a modulo (the dims before it
-    // are 1 and read at 0): BERT's [1, heads] batch then gives head = row / M, which Halide's
-    // bounds can follow into a block of rows (a modulo would make every block span all heads).
+    // The outermost batch dim whose extent is not the constant 1 takes the rest without a modulo
+    // (the dims before it are 1 and read at 0): BERT's [1, heads] batch then gives head = row / M,
+    // which Halide's bounds can follow into a block of rows (a modulo would make every block span
+    // all heads).
     int first_wide = 0;
-    while (first_wide < nb - 1 && sh.batch[first_wide] == 1) ++first_wide;
+    while (first_wide < nb - 1 && is_const_one(batch[first_wide])) ++first_wide;
     auto batch_idx = [&](const Expr& row, const Shape& shape) {
       std::vector<Expr> full(nb);
-      Expr rest = row / static_cast<int>(sh.M);
+      Expr rest = row / M;
       for (int d = nb - 1; d >= 0; --d) {
-        int ext = static_cast<int>(sh.batch[d]);
-        full[d] = d <= first_wide ? rest : rest % ext;
-        rest = rest / ext;
+        full[d] = d <= first_wide ? rest : rest % batch[d];
+        rest = rest / batch[d];
       }
       int own = static_cast<int>(shape.size()) - 2;
       std::vector<Expr> idx;
@@ -125,8 +131,7 @@ void add_matmul(OpRegistry& r) {
       // (attention's row blocks within a head) Halide's bounds then simplify to the block's
       // rows of A; through % they span all M rows (every block would compute the whole head).
       // The clamp (a no-op on values) keeps bounds that do not simplify within [0, M).
-      const int m = static_cast<int>(sh.M);
-      if (!sh.a_vec) idx.push_back(clamp(row - (row / m) * m, 0, m - 1));
+      if (!sh.a_vec) idx.push_back(clamp(row - (row / M) * M, 0, fold(M - 1)));
       idx.push_back(k);
       return A(idx);
     };
@@ -138,11 +143,11 @@ void add_matmul(OpRegistry& r) {
       if (!sh.b_vec) idx.push_back(n);
       return B(idx);
     };
-    Func acc = matmul_accumulator(b, halide_type(A.dtype), sh.M, sh.K, a_at, b_at);
+    Func acc = matmul_accumulator(b, halide_type(A.dtype), M, K, a_at, b_at);
     std::vector<Var> v = b.vars(static_cast<int>(sh.out().size()));
     Expr row = 0;
-    for (int d = 0; d < nb; ++d) row = row * static_cast<int>(sh.batch[d]) + v[d];
-    row = row * static_cast<int>(sh.M) + (sh.a_vec ? Expr(0) : Expr(v[nb]));
+    for (int d = 0; d < nb; ++d) row = row * batch[d] + v[d];
+    row = row * M + (sh.a_vec ? Expr(0) : Expr(v[nb]));
     Expr n = sh.b_vec ? Expr(0) : Expr(v.back());
     b.define_output(0, v, acc(n, row));
   };
@@ -178,9 +183,8 @@ void add_gemm(OpRegistry& r) {
     bool ta = b.attrs().get_int("transA", 0) != 0, tb = b.attrs().get_int("transB", 0) != 0;
     const TensorFunc &A = b.in(0), &B = b.in(1);
     Type t = halide_type(A.dtype);
-    int64_t K = A.shape[ta ? 0 : 1];
     Func acc = matmul_accumulator(
-        b, t, A.shape[ta ? 1 : 0], K,
+        b, t, A.dim(ta ? 1 : 0), A.dim(ta ? 0 : 1),
         [&](const Expr& m, const Expr& k) { return ta ? A({k, m}) : A({m, k}); },
         [&](const Expr&, const Expr& k, const Expr& n) { return tb ? B({n, k}) : B({k, n}); });
     std::vector<Var> v = b.vars(2);

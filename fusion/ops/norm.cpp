@@ -59,9 +59,9 @@ void add_softmax(OpRegistry& r, const std::string& name, bool log) {
       reduced = axes_from(rank, axis);
     else
       reduced[axis] = true;
-    RowStat mx = reduce_stage(b, "max", x.shape, reduced, ReduceKind::Max, reader(x));
+    RowStat mx = reduce_stage(b, "max", x.dims(), reduced, ReduceKind::Max, reader(x));
     auto shifted = [&](const std::vector<Expr>& idx) { return x(idx) - mx.at(idx); };
-    RowStat sum = reduce_stage(b, "sumexp", x.shape, reduced, ReduceKind::Sum,
+    RowStat sum = reduce_stage(b, "sumexp", x.dims(), reduced, ReduceKind::Sum,
                                [&](const std::vector<Expr>& idx) { return exp_f32(shifted(idx)); });
     std::vector<Var> v = b.vars(rank);
     std::vector<Expr> idx(v.begin(), v.end());
@@ -109,7 +109,7 @@ void add_layer_norm(OpRegistry& r) {
     int axis = b.infer().axis(b.attrs().get_int("axis", -1), rank);
     float eps = b.attrs().get_float("epsilon", 1e-5f);
     std::vector<bool> reduced = axes_from(rank, axis);
-    MeanVar mv = mean_var(b, x.shape, reduced, reader(x));
+    MeanVar mv = mean_var(b, x.dims(), reduced, reader(x));
     RowStat inv = map_stat(b, "invstd", mv.var, [eps](const Expr& v) { return 1.0f / sqrt(v + eps); });
     std::vector<Var> v = b.vars(rank);
     Expr y = (x(v) - mv.mean.at(v)) * inv.at(v) * b.broadcast_read(1, v);
@@ -177,7 +177,7 @@ void add_batch_norm(OpRegistry& r) {
     }
     std::vector<bool> reduced(rank, true);
     reduced[1] = false;
-    MeanVar mv = mean_var(b, x.shape, reduced, reader(x));
+    MeanVar mv = mean_var(b, x.dims(), reduced, reader(x));
     b.define_output(0, v, (x(v) - mv.mean.at(v)) / sqrt(mv.var.at(v) + eps) *
                               per_channel(1) + per_channel(2));
     // Outputs 1, 2: the running statistics. 3, 4 (opset < 14) can only be unnamed: batch stats.

@@ -23,6 +23,37 @@ std::vector<Var> halide_args(const std::vector<Var>& onnx_idx) {
   return {onnx_idx.rbegin(), onnx_idx.rend()};
 }
 
+Expr TensorFunc::dim(int d) const {
+  if (d < static_cast<int>(extents.size()) && extents[d].defined()) return extents[d];
+  return Expr(static_cast<int32_t>(shape.at(d)));
+}
+
+std::vector<Expr> TensorFunc::dims() const {
+  std::vector<Expr> e;
+  for (int d = 0; d < rank(); ++d) e.push_back(dim(d));
+  return e;
+}
+
+bool TensorFunc::is_static() const {
+  for (const Expr& e : extents)
+    if (e.defined() && !const_value(e)) return false;
+  return true;
+}
+
+Expr fold(const Expr& e) { return Internal::simplify(e); }
+
+Expr product(const std::vector<Expr>& extents) {
+  Expr p = 1;
+  for (const Expr& e : extents) p = p * e;
+  return fold(p);
+}
+
+std::optional<int64_t> const_value(const Expr& e) {
+  if (const int64_t* v = Internal::as_const_int(e)) return *v;
+  if (const uint64_t* v = Internal::as_const_uint(e)) return static_cast<int64_t>(*v);
+  return std::nullopt;
+}
+
 Expr TensorFunc::operator()(const std::vector<Expr>& idx) const {
   if (static_cast<int>(idx.size()) != rank())
     throw GafError("internal: tensor of rank " + std::to_string(rank()) + " indexed with " +
@@ -77,8 +108,13 @@ static std::string sanitize(const std::string& s) {
 }
 
 BuildContext::BuildContext(const InferContext& infer, std::vector<TensorFunc> inputs,
-                           std::vector<TensorDesc> outputs)
-    : infer_(infer), inputs_(std::move(inputs)), out_desc_(std::move(outputs)) {
+                           std::vector<TensorDesc> outputs, std::vector<std::vector<Expr>> out_extents,
+                           std::vector<std::vector<Expr>> value_exprs)
+    : infer_(infer),
+      inputs_(std::move(inputs)),
+      out_desc_(std::move(outputs)),
+      out_extents_(std::move(out_extents)),
+      value_exprs_(std::move(value_exprs)) {
   for (int i = 0; i < static_cast<int>(inputs_.size()); ++i) present_.push_back(infer.has_input(i));
   outputs_.resize(out_desc_.size());
   prefix_ = sanitize(infer.node().name);
@@ -87,6 +123,27 @@ BuildContext::BuildContext(const InferContext& infer, std::vector<TensorFunc> in
 const TensorFunc& BuildContext::in(int i) const {
   if (!has_input(i)) infer_.fail("input " + std::to_string(i) + " is required but absent");
   return inputs_[i];
+}
+
+bool BuildContext::has_out_extent(int i, int d) const {
+  return i < static_cast<int>(out_extents_.size()) && d < static_cast<int>(out_extents_[i].size()) &&
+         out_extents_[i][d].defined();
+}
+
+Expr BuildContext::out_dim(int i, int d) const {
+  if (has_out_extent(i, d)) return out_extents_[i][d];
+  return Expr(static_cast<int32_t>(out_desc_.at(i).shape.at(d)));
+}
+
+bool BuildContext::has_value_exprs(int i) const {
+  return i < static_cast<int>(value_exprs_.size()) && !value_exprs_[i].empty();
+}
+
+Expr BuildContext::value_expr(int i, int64_t k) const {
+  const Tensor& t = infer_.value(i);  // also checks that the input is a value input
+  Type ty = t.dtype() == DType::Float32 ? Float(32) : Int(64);
+  if (has_value_exprs(i)) return cast(ty, value_exprs_[i].at(static_cast<size_t>(k)));
+  return ty.is_float() ? Internal::make_const(ty, t.as_double(k)) : Internal::make_const(ty, t.as_int(k));
 }
 
 std::vector<Var> BuildContext::vars(int rank) const {
@@ -102,7 +159,8 @@ void BuildContext::define_output(int i, const std::vector<Var>& v, const Expr& e
 }
 
 void BuildContext::set_output(int i, Func f) {
-  outputs_.at(i) = TensorFunc{f, out_desc_.at(i).dtype, out_desc_.at(i).shape};
+  std::vector<Expr> ext = i < static_cast<int>(out_extents_.size()) ? out_extents_[i] : std::vector<Expr>{};
+  outputs_.at(i) = TensorFunc{f, out_desc_.at(i).dtype, out_desc_.at(i).shape, std::move(ext)};
 }
 
 Func BuildContext::stage(const std::string& suffix, StageRole role, std::vector<RVar> reduction) {
@@ -125,7 +183,7 @@ TensorFunc BuildContext::constant(const Tensor& t, const std::string& suffix) {
   std::vector<Var> v = vars(t.rank());
   std::vector<Expr> args(v.begin(), v.end());
   f(halide_args(v)) = buf(halide_args(args));
-  return TensorFunc{f, t.dtype(), t.shape()};
+  return TensorFunc{f, t.dtype(), t.shape(), {}};
 }
 
 Expr BuildContext::broadcast_read(int i, const std::vector<Var>& out_idx) const {

@@ -6,6 +6,7 @@
 
 #include <Halide.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,26 @@ namespace gaf {
 Halide::Type halide_type(DType t);
 
 // A tensor as a Halide Func. func(rev(idx)) is element idx (ONNX order). Bool tensors hold uint8.
+//
+// Symbolic (runtime) extents: `extents` (ONNX order, int32 Exprs, e.g. of a Param<int32_t> `seq`)
+// are the tensor's true extents; `shape` is then a representative value, good only for static
+// decisions that cannot change results (rank, which dims are 1 for broadcasting, schedule
+// choices). Anything that enters computed values (RDom extents, index arithmetic, counts) must
+// read dim(d). Empty `extents` (or an undefined entry) means shape[d] is the extent.
 struct TensorFunc {
   Halide::Func func;
   DType dtype = DType::Float32;
   Shape shape;
+  std::vector<Halide::Expr> extents;
 
   int rank() const { return static_cast<int>(shape.size()); }
+  // Extent of axis d: extents[d] when given, else the constant shape[d] (an int32 IntImm, so the
+  // static path builds exactly the algorithm it always did).
+  Halide::Expr dim(int d) const;
+  // dim(d) for every axis.
+  std::vector<Halide::Expr> dims() const;
+  // True when every extent is a compile-time constant.
+  bool is_static() const;
   bool defined() const { return func.defined(); }
   Halide::Expr operator()(const std::vector<Halide::Expr>& idx) const;
   Halide::Expr operator()(const std::vector<Halide::Var>& idx) const;
@@ -42,8 +57,13 @@ struct Stage {
 
 class BuildContext {
  public:
+  // `out_extents[i]`: output i's extents (ONNX order, same convention as TensorFunc::extents;
+  // missing or empty = static). `value_exprs[i]`: for a value input whose contents are symbolic,
+  // one Expr per element of the flattened tensor (empty = the concrete infer().value(i)).
   BuildContext(const InferContext& infer, std::vector<TensorFunc> inputs,
-               std::vector<TensorDesc> outputs);
+               std::vector<TensorDesc> outputs,
+               std::vector<std::vector<Halide::Expr>> out_extents = {},
+               std::vector<std::vector<Halide::Expr>> value_exprs = {});
 
   const InferContext& infer() const { return infer_; }
   const Attributes& attrs() const { return infer_.attrs(); }
@@ -53,6 +73,14 @@ class BuildContext {
   const TensorFunc& in(int i) const;
   const TensorDesc& out_desc(int i) const { return out_desc_.at(i); }
   int num_outputs() const { return static_cast<int>(out_desc_.size()); }
+  // Extent of axis d of output i: out_extents[i][d] when given, else out_desc(i).shape[d].
+  Halide::Expr out_dim(int i, int d) const;
+  bool has_out_extent(int i, int d) const;
+  // Element k of value input i as an Expr of the tensor's element type (Int(64) for integer
+  // tensors, Float(32) for float ones): value_exprs[i][k] (cast to that type) when given, else
+  // the constant infer().value(i) element.
+  Halide::Expr value_expr(int i, int64_t k) const;
+  bool has_value_exprs(int i) const;
 
   // Vars named for the node, one per axis of output i, in ONNX order.
   std::vector<Halide::Var> vars(int rank) const;
@@ -81,6 +109,8 @@ class BuildContext {
   std::vector<TensorFunc> inputs_;
   std::vector<bool> present_;
   std::vector<TensorDesc> out_desc_;
+  std::vector<std::vector<Halide::Expr>> out_extents_;
+  std::vector<std::vector<Halide::Expr>> value_exprs_;
   std::vector<TensorFunc> outputs_;
   std::vector<Stage> stages_;
   std::string prefix_;
@@ -94,6 +124,14 @@ std::vector<Halide::Var> halide_args(const std::vector<Halide::Var>& onnx_idx);
 Halide::Expr broadcast_read(const TensorFunc& t, const std::vector<Halide::Var>& out_idx);
 // Numpy broadcast of shapes; throws via ctx.fail on incompatibility.
 Shape broadcast_shapes(const InferContext& ctx, const std::vector<Shape>& shapes);
+// Constant-folds an index or extent expression (Internal::simplify): sums and products of
+// constant extents become one IntImm, which the schedules read through as_const_int (RDom
+// extents) and which keeps the static algorithm exactly what it was with int64_t arithmetic.
+Halide::Expr fold(const Halide::Expr& e);
+// The product of `extents` (1 for none), folded.
+Halide::Expr product(const std::vector<Halide::Expr>& extents);
+// The constant value of an integer Expr, if it is one.
+std::optional<int64_t> const_value(const Halide::Expr& e);
 // Converts a tensor element expression to bool (for Bool tensors stored as uint8).
 Halide::Expr as_bool(const Halide::Expr& e);
 Halide::Expr from_bool(const Halide::Expr& cond);

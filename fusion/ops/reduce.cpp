@@ -20,21 +20,26 @@ Expr RowStat::at(const std::vector<Var>& idx) const {
   return at(std::vector<Expr>(idx.begin(), idx.end()));
 }
 
-int64_t reduced_count(const Shape& shape, const std::vector<bool>& reduced) {
-  int64_t n = 1;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (reduced[d]) n *= shape[d];
-  return n;
+Expr reduced_count(const std::vector<Expr>& extents, const std::vector<bool>& reduced) {
+  std::vector<Expr> r;
+  for (size_t d = 0; d < extents.size(); ++d)
+    if (reduced[d]) r.push_back(extents[d]);
+  return product(r);
 }
 
-RowStat reduce_stage(BuildContext& b, const std::string& suffix, const Shape& shape,
+Expr inv_count(const Expr& n) {
+  if (std::optional<int64_t> c = const_value(n)) return 1.0f / static_cast<float>(std::max<int64_t>(*c, 1));
+  return 1.0f / cast<float>(max(n, 1));
+}
+
+RowStat reduce_stage(BuildContext& b, const std::string& suffix, const std::vector<Expr>& extents,
                      const std::vector<bool>& reduced, ReduceKind kind, const IndexExpr& value) {
-  int rank = static_cast<int>(shape.size());
+  int rank = static_cast<int>(extents.size());
   std::vector<Var> v = b.vars(rank);
   std::vector<Var> kept;
   std::vector<Region::value_type> region;  // RDom dims, innermost ONNX axis first
   for (int d = rank - 1; d >= 0; --d)
-    if (reduced[d]) region.emplace_back(0, static_cast<int>(shape[d]));
+    if (reduced[d]) region.emplace_back(0, extents[d]);
   for (int d = 0; d < rank; ++d)
     if (!reduced[d]) kept.push_back(v[d]);
   RDom r(region, b.prefix() + "_" + suffix + "_r");
@@ -68,13 +73,13 @@ RowStat map_stat(BuildContext& b, const std::string& suffix, const RowStat& s,
   return RowStat{g, s.args, s.reduced};
 }
 
-MeanVar mean_var(BuildContext& b, const Shape& shape, const std::vector<bool>& reduced,
+MeanVar mean_var(BuildContext& b, const std::vector<Expr>& extents, const std::vector<bool>& reduced,
                  const IndexExpr& x) {
-  Expr inv_n = 1.0f / static_cast<float>(std::max<int64_t>(reduced_count(shape, reduced), 1));
+  Expr inv_n = inv_count(reduced_count(extents, reduced));
   auto xf = [&](const std::vector<Expr>& idx) { return cast<float>(x(idx)); };
-  RowStat sum = reduce_stage(b, "sum", shape, reduced, ReduceKind::Sum, xf);
+  RowStat sum = reduce_stage(b, "sum", extents, reduced, ReduceKind::Sum, xf);
   RowStat mean = map_stat(b, "mean", sum, [&](const Expr& s) { return s * inv_n; });
-  RowStat sq = reduce_stage(b, "sqdev", shape, reduced, ReduceKind::Sum,
+  RowStat sq = reduce_stage(b, "sqdev", extents, reduced, ReduceKind::Sum,
                             [&](const std::vector<Expr>& idx) {
                               Expr d = xf(idx) - mean.at(idx);
                               return d * d;
@@ -144,7 +149,7 @@ void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op) {
     }
     // float32 inputs accumulate in float32; int64 sums stay exact in int64.
     auto value = [&](const std::vector<Expr>& idx) { return x(idx); };
-    RowStat stat = reduce_stage(b, "red", x.shape, reduced,
+    RowStat stat = reduce_stage(b, "red", x.dims(), reduced,
                                 op == ReduceOp::Max ? ReduceKind::Max : ReduceKind::Sum, value);
     // The input index of output element v: with keepdims the ranks agree; without, the kept
     // axes are v in order. Reduced entries are ignored by RowStat::at.
@@ -154,9 +159,12 @@ void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op) {
       idx.push_back(keep ? Expr(v[d]) : reduced[d] ? Expr(0) : Expr(v[k++]));
     Expr e = stat.at(idx);
     if (op == ReduceOp::Mean) {
-      int64_t n = reduced_count(x.shape, reduced);
-      e = e.type().is_float() ? e / static_cast<float>(n)
-                              : div_round_to_zero(e, Internal::make_const(e.type(), std::max<int64_t>(n, 1)));
+      Expr n = reduced_count(x.dims(), reduced);
+      if (std::optional<int64_t> c = const_value(n))
+        e = e.type().is_float() ? e / static_cast<float>(*c)
+                                : div_round_to_zero(e, Internal::make_const(e.type(), std::max<int64_t>(*c, 1)));
+      else  // symbolic count: the same division, by the runtime count
+        e = e.type().is_float() ? e / cast<float>(n) : div_round_to_zero(e, cast(e.type(), max(n, 1)));
     }
     b.define_output(0, v, e);
   };

@@ -25,8 +25,9 @@ struct RowStat {
   Halide::Expr at(const std::vector<Halide::Var>& idx) const;
 };
 
-// reduce(value(idx)) over the axes flagged in `reduced` of `shape`, accumulated in value's type.
-RowStat reduce_stage(BuildContext& b, const std::string& suffix, const Shape& shape,
+// reduce(value(idx)) over the axes flagged in `reduced` of a tensor with `extents` (ONNX order,
+// TensorFunc::dims(): constant or symbolic), accumulated in value's type.
+RowStat reduce_stage(BuildContext& b, const std::string& suffix, const std::vector<Halide::Expr>& extents,
                      const std::vector<bool>& reduced, ReduceKind kind, const IndexExpr& value);
 
 // f(statistic) as its own stage over the same rows, so it is computed once per row, not per
@@ -39,10 +40,15 @@ RowStat map_stat(BuildContext& b, const std::string& suffix, const RowStat& s,
 struct MeanVar {
   RowStat mean, var;
 };
-MeanVar mean_var(BuildContext& b, const Shape& shape, const std::vector<bool>& reduced,
+MeanVar mean_var(BuildContext& b, const std::vector<Halide::Expr>& extents, const std::vector<bool>& reduced,
                  const IndexExpr& x);
 
-// Number of elements in one row (the product of the reduced extents).
-int64_t reduced_count(const Shape& shape, const std::vector<bool>& reduced);
+// Number of elements in one row (the product of the reduced extents), folded: a constant when
+// the reduced extents are.
+Halide::Expr reduced_count(const std::vector<Halide::Expr>& extents, const std::vector<bool>& reduced);
+
+// 1 / max(n, 1) in float32: folded in double precision when n is a constant (as the static
+// algorithm always did), else one runtime division per use site.
+Halide::Expr inv_count(const Halide::Expr& n);
 
 }  // namespace gaf

@@ -89,6 +89,8 @@ void add_dropout(OpRegistry& r) {
     }
     if (!b.attrs().has("seed"))
       c.fail("training-mode Dropout without a 'seed' attribute is not reproducible; set a seed");
+    // The mask is drawn at compile time for the whole tensor, so its extents must be known.
+    c.check(b.in(0).is_static(), "training-mode Dropout needs static extents (its mask is a constant)");
     Tensor mask(DType::Bool, b.in(0).shape);
     std::vector<uint8_t> keep = numpy_dropout_keep_mask(
         static_cast<uint32_t>(b.attrs().get_int("seed", 0)), mask.numel(), ratio);
