@@ -21,9 +21,11 @@ struct ShapeClass {
   std::string str() const;  // "seq=16..127"
 };
 
-// Where dynamic ranges are cut: a dim's classes are [lo, 15], [16, 127], [128, hi] as far as
-// they overlap its range.
-inline const std::vector<int64_t> kShapeClassCuts = {16, 128};
+// Where dynamic ranges are cut: a dim's classes are [1, 1], [2, 15], [16, 127], [128, hi] as far
+// as they overlap its range. 1 is a class of its own: the builders read a dim of extent 1 at
+// index 0 (numpy broadcasting), which is right for a dim that is 1 at every point of its class
+// and wrong for one that is 1 only at the class's schedule point.
+inline const std::vector<int64_t> kShapeClassCuts = {2, 16, 128};
 
 // The classes of `dynamic` (the product of every dim's sub-ranges); one class with no ranges
 // when nothing is dynamic.

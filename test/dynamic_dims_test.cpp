@@ -2,7 +2,10 @@
 // through shape inference and folding (fusion/ops/symbolic_dims.h).
 #include <gtest/gtest.h>
 
+#include "engine/engine.h"
 #include "engine/model_source.h"
+#include "planner_test_util.h"
+#include "tensor_compare.h"
 #include "fusion/ir/builder.h"
 #include "fusion/models/bert.h"
 #include "error_text.h"
@@ -107,4 +110,46 @@ TEST(DynamicDims, DimBindingsParseRanges) {
   EXPECT_EQ(parse_dim_binding("batch=4").range.hi, 4);
   EXPECT_NE(error_of([] { parse_dim_binding("seq=9..3"); }).find("empty"), std::string::npos);
   EXPECT_NE(error_of([] { parse_dim_binding("seq=0..3"); }).find("positive"), std::string::npos);
+}
+
+// One engine prepared for seq 1..512 runs every length: each equals an engine specialised to
+// that length (tolerance 1e-4 relative + 1e-5 absolute: the fp32 sums of different tile shapes)
+// and the unfused reference; lengths outside the range are refused naming the input and dim.
+class DynamicBert : public ::testing::Test {
+ protected:
+  static EngineOptions options(const ModelOptions& m) {
+    EngineOptions o;
+    o.model = m;
+    o.model.layers = 1;
+    return o;
+  }
+  static TensorMap inputs(int64_t seq) {
+    Tensor mask(DType::Float32, {1, seq});
+    for (int64_t i = 0; i < seq; ++i) mask.data<float>()[i] = i + 1 < seq || seq == 1 ? 1.0f : 0.0f;  // last one padded
+    return {{"hidden_states", gaf::testing::random_uniform({1, seq, 768}, static_cast<uint32_t>(seq))},
+            {"attention_mask", mask}};
+  }
+};
+
+TEST_F(DynamicBert, OneEngineRunsEverySeqInItsRange) {
+  ModelOptions dynamic;
+  dynamic.dim_ranges["seq"] = {1, 512};
+  Engine engine("builtin:bert-base", options(dynamic));
+  engine.compile();
+  for (int64_t seq : {1, 7, 128, 300, 512, 5}) {
+    SCOPED_TRACE("seq " + std::to_string(seq));
+    TensorMap in = inputs(seq);
+    TensorMap got = engine.run(in);
+    ModelOptions fixed;
+    fixed.seq = seq;
+    Engine specialised("builtin:bert-base", options(fixed));
+    TensorMap want = specialised.run(in);
+    EXPECT_EQ(gaf::testing::compare_tensors(got.at("last_hidden_state"), want.at("last_hidden_state")), "");
+    if (seq == 7 || seq == 300) {
+      TensorMap ref = engine.reference().run(engine.graph(), in);
+      EXPECT_EQ(gaf::testing::compare_tensors(got.at("last_hidden_state"), ref.at("last_hidden_state")), "");
+    }
+  }
+  std::string e = error_of([&] { engine.run(inputs(513)); });
+  EXPECT_NE(e.find("input 'hidden_states' dim 1 ('seq') is 513, outside the range 1..512"), std::string::npos) << e;
 }
