@@ -26,6 +26,7 @@ struct BenchOptions {
   // (vectors, rows, k_unroll, a_block_bytes, k_block), interleaved: an A/B of one parameter.
   std::string matmul_alt;
   bool bert_unpacked = false;  // the BERT section also times ours fused with weights not packed
+  std::vector<int64_t> dynamic_seqs{1, 32, 128, 512};  // section "dynamic": the lengths measured
   bool want(const std::string& section) const { return only.empty() || only.count(section) != 0; }
 };
 
@@ -58,5 +59,6 @@ void set_rate(Row& r, double flops, double peak_gflops);
 
 void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows);
 void run_bert_section(const BenchOptions& o, std::vector<Row>& rows);
+void run_dynamic_section(const BenchOptions& o, std::vector<Row>& rows);
 
 }  // namespace gaf::bench

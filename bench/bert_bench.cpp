@@ -53,6 +53,7 @@ int run(BenchOptions o, Report& rep, const std::string& json, const std::string&
 #endif
   if (o.want("matmul")) run_matmul_section(o, rep.rows);
   if (o.want("bert") || o.want("onnx")) run_bert_section(o, rep.rows);
+  if (o.want("dynamic")) run_dynamic_section(o, rep.rows);
 
   // Measured again at the end (load changes during a run): the best of both is the peak, and
   // "% of peak" of every row is recomputed from it.
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", o.repeat, "timed rounds per case (MatMul shapes: 10x, at least 10)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--only", only, "sections to run (repeatable): peak, matmul, bert, onnx")
+  app.add_option("--only", only, "sections to run (repeatable): peak, matmul, bert, onnx, dynamic")
       ->check(CLI::IsMember({"peak", "matmul", "bert", "onnx"}));
   app.add_option("--seq", o.seqs, "BERT sequence lengths")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--layers", o.layers, "BERT layers (targets are checked at 12 only)")

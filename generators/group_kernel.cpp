@@ -27,9 +27,12 @@ class JitGroupKernel : public GroupKernel {
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs, const SymBindings& dims) override {
     size_t i = 0;
+    const SymBindings upper = dims.empty() ? upper_bounds(dynamic_) : SymBindings{};
     for (const auto& [name, range] : dynamic_) {
-      auto it = dims.find(name);
-      if (it == dims.end()) throw GafError("fused kernel g" + std::to_string(id_) + ": no value for dim '" + name + "'");
+      // No dims given: the graph's own point, the upper bounds (gaf-tune times groups there).
+      auto it = dims.empty() ? upper.find(name) : dims.find(name);
+      if (it == (dims.empty() ? upper.end() : dims.end()))
+        throw GafError("fused kernel g" + std::to_string(id_) + ": no value for dim '" + name + "'");
       p_.symbols()[i++].set(static_cast<int32_t>(it->second));
     }
     realize_into(p_.pipeline(), p_.params(), inputs, p_.computed(), outputs,

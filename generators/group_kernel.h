@@ -20,7 +20,8 @@ class GroupKernel {
   virtual ~GroupKernel() = default;
   // inputs[k] is the tensor of group input k (FusionGroup::inputs order); outputs are
   // preallocated with output_descs() shapes (with dynamic dims: their shapes at `dims`), in
-  // FusionGroup::outputs order. `dims`: the run's value of every dynamic dim.
+  // FusionGroup::outputs order. `dims`: the run's value of every dynamic dim (none: their upper
+  // bounds, where the graph is typed).
   virtual void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
                    const SymBindings& dims = {}) = 0;
   virtual const std::vector<TensorDesc>& output_descs() const = 0;

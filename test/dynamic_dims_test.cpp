@@ -8,7 +8,11 @@
 #include "tensor_compare.h"
 #include "fusion/ir/builder.h"
 #include "fusion/models/bert.h"
+#include "cli_util.h"
 #include "error_text.h"
+#include "runtime/tensor_io.h"
+
+#include <filesystem>
 
 using gaf::testing::error_of;
 
@@ -152,4 +156,32 @@ TEST_F(DynamicBert, OneEngineRunsEverySeqInItsRange) {
   }
   std::string e = error_of([&] { engine.run(inputs(513)); });
   EXPECT_NE(e.find("input 'hidden_states' dim 1 ('seq') is 513, outside the range 1..512"), std::string::npos) << e;
+}
+
+// The AOT library bert_dyn, compiled once for seq 1..256 (test/CMakeLists.txt), run by the plan
+// runtime alone at several lengths: each equals the dynamic engine's result (tolerance as
+// above), and a length outside the range is one line naming the input, the dim and the range.
+TEST_F(DynamicBert, OneAotLibraryRunsEverySeqInItsRange) {
+  ModelOptions dynamic;
+  dynamic.dim_ranges["seq"] = {1, 256};
+  Engine engine("builtin:bert-base", options(dynamic));
+  const std::string dir = gaf::testing::scratch_dir("aot_dynamic");
+  for (int64_t seq : {1, 9, 100, 256, 257}) {
+    SCOPED_TRACE("seq " + std::to_string(seq));
+    const std::string in_dir = dir + "/in" + std::to_string(seq), out_dir = dir + "/out" + std::to_string(seq);
+    std::filesystem::create_directories(in_dir);
+    std::filesystem::create_directories(out_dir);
+    TensorMap in = inputs(seq);
+    for (const auto& [name, t] : in) write_npy(in_dir + "/" + name + ".npy", t);
+    gaf::testing::CommandResult r = gaf::testing::run_command(std::string(AOT_DYNAMIC_RUN) + " " + in_dir + " " + out_dir, dir);
+    if (seq > 256) {
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_NE(r.err.find("input 'hidden_states' dim 1 ('seq') is 257, outside the compiled range 1..256"),
+                std::string::npos) << r.err;
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Tensor got = read_npy(out_dir + "/last_hidden_state.npy");
+    EXPECT_EQ(gaf::testing::compare_tensors(got, engine.run(in).at("last_hidden_state")), "");
+  }
 }
