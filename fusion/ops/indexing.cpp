@@ -160,10 +160,11 @@ std::vector<Expr> split_starts(const BuildContext& b) {
   const InferContext& c = b.infer();
   int parts = c.num_outputs();
   std::vector<Expr> starts{0};
-  if (c.has_input(1) || c.attrs().has("split")) {
-    std::vector<int64_t> attr = c.attrs().get_ints("split", {});
+  // The same precedence as split_sizes: input 1, else the attribute; none (or empty) = equal parts.
+  std::vector<int64_t> sizes = c.has_input(1) ? c.value(1).to_int_vector() : c.attrs().get_ints("split", {});
+  if (!sizes.empty()) {
     for (int k = 0; k + 1 < parts; ++k) {
-      Expr n = c.has_input(1) ? cast<int32_t>(b.value_expr(1, k)) : Expr(static_cast<int32_t>(attr.at(k)));
+      Expr n = c.has_input(1) ? cast<int32_t>(b.value_expr(1, k)) : Expr(static_cast<int32_t>(sizes[k]));
       starts.push_back(fold(starts.back() + n));
     }
   } else {
