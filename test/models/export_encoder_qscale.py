@@ -5,7 +5,7 @@ transposing K's projection weight and the projection itself (k = x @ W_k^T compu
 (W_k @ x^T) — the Transpose sits on the other side of the MatMul), and there is no mask.
 Input: hidden states [1, 32, 128] (no embeddings).
 
-usage: export_encoder_qscale.py OUT_DIR OPSET   (writes model.onnx, input.npy, expected.npy)
+usage: export_encoder_qscale.py OUT_DIR OPSET [OPSET...]   (writes model.onnx, input.npy, expected.npy; see zoo_export.py)
 """
 import math
 

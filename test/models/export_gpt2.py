@@ -4,7 +4,7 @@ The causal mask is written both ways PyTorch models write it: layer 0 selects wi
 a registered bool buffer sliced to [:seq, :seq] (GPT-2's own spelling), layer 1 adds a triangle of
 finfo.min. GELU is the tanh approximation spelled out with torch.pow(x, 3.0).
 
-usage: export_gpt2.py OUT_DIR OPSET   (writes model.onnx, input.npy, expected.npy)
+usage: export_gpt2.py OUT_DIR OPSET [OPSET...]   (writes model.onnx, input.npy, expected.npy; see zoo_export.py)
 """
 import math
 

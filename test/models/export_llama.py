@@ -5,7 +5,7 @@ query heads share 2 K/V heads: layer 0 repeats them with repeat_interleave, laye
 expand + reshape), an additive causal mask, and a SwiGLU MLP (down(silu(gate(x)) * up(x))); no
 biases anywhere. Ends with a final RMSNorm.
 
-usage: export_llama.py OUT_DIR OPSET   (writes model.onnx, input.npy, expected.npy)
+usage: export_llama.py OUT_DIR OPSET [OPSET...]   (writes model.onnx, input.npy, expected.npy; see zoo_export.py)
 """
 import math
 

@@ -4,7 +4,7 @@ stride = 8 (the patch embedding), a class token concatenated in front, a learned
 embedding, 2 pre-LN blocks (nn.MultiheadAttention-free: explicit Q/K/V, exact GELU), final LN.
 The output is every token's final hidden state [1, 17, 128].
 
-usage: export_vit.py OUT_DIR OPSET   (writes model.onnx, input.npy, expected.npy)
+usage: export_vit.py OUT_DIR OPSET [OPSET...]   (writes model.onnx, input.npy, expected.npy; see zoo_export.py)
 """
 import math
 

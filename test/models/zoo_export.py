@@ -1,5 +1,7 @@
-"""What every model-zoo export script shares: the command line (OUT_DIR OPSET), the seed, and
-writing model.onnx, input.npy (the model's one input) and expected.npy (PyTorch's output for it).
+"""What every model-zoo export script shares: the command line (OUT_DIR OPSET [OPSET...]), the
+seed, and writing model.onnx, input.npy (the model's one input) and expected.npy (PyTorch's output
+for it) — into OUT_DIR for one opset, into OUT_DIR/opset<N> for each of several (one Python start,
+which costs more than an export, for all of them).
 
 The models are small enough for a 2-core machine (2 layers, hidden 128, seq 32) and their
 weights come from a fixed seed, so a run is reproducible.
@@ -19,18 +21,21 @@ def export(make_model, make_input, dynamic_seq_axis=None):
     importer must fold them."""
     ap = argparse.ArgumentParser()
     ap.add_argument("out_dir")
-    ap.add_argument("opset", type=int)
+    ap.add_argument("opsets", type=int, nargs="+")
     a = ap.parse_args()
     torch.manual_seed(0)
     model = make_model().eval()
     x = make_input()
-    os.makedirs(a.out_dir, exist_ok=True)
     dynamic = None
     if dynamic_seq_axis is not None:
         dynamic = {"input": {dynamic_seq_axis: "seq"}, "output": {1: "seq"}}
     with torch.no_grad():
         expected = model(x).numpy()
-        torch.onnx.export(model, (x,), os.path.join(a.out_dir, "model.onnx"), opset_version=a.opset,
-                          input_names=["input"], output_names=["output"], dynamic_axes=dynamic)
-    np.save(os.path.join(a.out_dir, "input.npy"), x.numpy())
-    np.save(os.path.join(a.out_dir, "expected.npy"), expected.astype(np.float32))
+    for opset in a.opsets:
+        out = a.out_dir if len(a.opsets) == 1 else os.path.join(a.out_dir, "opset%d" % opset)
+        os.makedirs(out, exist_ok=True)
+        with torch.no_grad():
+            torch.onnx.export(model, (x,), os.path.join(out, "model.onnx"), opset_version=opset,
+                              input_names=["input"], output_names=["output"], dynamic_axes=dynamic)
+        np.save(os.path.join(out, "input.npy"), x.numpy())
+        np.save(os.path.join(out, "expected.npy"), expected.astype(np.float32))
