@@ -197,20 +197,22 @@ void expect_plan(const ZooCase& c, Engine& e) {
     // SwiGLU: the product silu(gate) * up is gate_proj's epilogue.
     EXPECT_EQ(&group_of(p, "/layers.0/mlp/Mul_1"), &group_of(p, "/layers.0/mlp/gate_proj/MatMul"));
   } else if (c.model == "vit") {
-    // 11 kernels per block: LN, qkv + bias, its Reshape/Transpose, q, k and v each taken by a
-    // Gather alone, attention whole (scale as Mul, no mask), proj + bias + residual, LN,
-    // fc1 + bias + GELU, fc2 + bias + residual (the last block's with the final LN).
+    // 7 kernels per block: LN, qkv + bias, attention whole (qkv's Reshape/Transpose and the
+    // three one-entry Gathers q, k, v = qkv[0..2] as its layout prologues; the scale as Mul, no
+    // mask), proj + bias + residual, LN, fc1 + bias + GELU, fc2 + bias + residual (the last
+    // block's with the final LN).
     std::vector<std::string> block = {"normalization/" + ln, "matmul_epilogue/matmul_epilogue",
-                                      "elementwise/generic", "single/-", "single/-", "single/-",
                                       "matmul_epilogue/attention+generic", "matmul_epilogue/matmul_epilogue",
                                       "normalization/" + ln, "matmul_epilogue/matmul_epilogue",
                                       "matmul_epilogue/matmul_epilogue"};
     expect_layer(p, "/blocks.0/", block);
     block.back() = "matmul_epilogue/matmul_layernorm";
     expect_layer(p, "/blocks.1/", block);
+    for (const std::string gather : {"/blocks.0/attn/Gather", "/blocks.0/attn/Gather_1", "/blocks.0/attn/Gather_2"})
+      EXPECT_EQ(group_of(p, gather).rule, "attention") << gather;
     // The patch embedding (Conv), its flatten/transpose, the class token and position embedding.
     EXPECT_EQ(group_of(p, "/patch_embed/Conv").nodes.size(), 5u);
-    EXPECT_EQ(p.plan->groups.size(), 23u);
+    EXPECT_EQ(p.plan->groups.size(), 15u);
   } else if (c.model == "encoder_qscale") {
     // 6 kernels per layer: Q and V projections as one horizontal MatMul (the scale on Q in its
     // epilogue), K^T = W_k x^T, attention whole (no scale between the MatMul and Softmax, no
