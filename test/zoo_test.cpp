@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "fusion/ir/builder.h"
+#include "test/planner_test_util.h"
 #include "runtime/tensor_io.h"
 #include "test/cli_util.h"
 
@@ -253,3 +255,35 @@ TEST_P(Zoo, MatchesPyTorchFusedAndUnfusedWithItsStatedPlan) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Zoo, ::testing::ValuesIn(all_cases()), case_name);
+
+// ViT's patch embedding is the one Conv configuration the op computes (stride == kernel, no
+// padding, dilation 1, group 1); any other is refused at load in one line naming the node and
+// the attribute. (The supported one runs in the ViT model above.)
+TEST(ZooConv, RefusesOtherConfigurationsInOneLine) {
+  auto refusal = [](const std::string& attr, AttrValue value) -> std::string {
+    GraphBuilder b("conv");
+    ValueRef x = b.input("x", DType::Float32, {1, 3, 8, 8});
+    ValueRef w = b.weight("w", random_uniform({4, 3, 4, 4}, 1));
+    Attributes a;
+    a.set("strides", std::vector<int64_t>{4, 4});
+    a.set(attr, std::move(value));
+    b.output(b.op1("Conv", {x, w}, a), "y");
+    try {
+      prepared(b.finish());
+    } catch (const GafError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  for (const auto& [attr, value, says] :
+       std::vector<std::tuple<std::string, AttrValue, std::string>>{
+           {"strides", std::vector<int64_t>{1, 1}, "unsupported attribute strides=[1,1] with kernel_shape [4,4]"},
+           {"pads", std::vector<int64_t>{1, 1, 1, 1}, "unsupported attribute pads=[1,1,1,1]"},
+           {"dilations", std::vector<int64_t>{2, 2}, "unsupported attribute dilations=[2,2]"},
+           {"group", int64_t{3}, "unsupported attribute group=3"},
+           {"auto_pad", std::string("SAME_UPPER"), "unsupported attribute auto_pad=SAME_UPPER"}}) {
+    const std::string got = refusal(attr, value);
+    EXPECT_NE(got.find("(Conv): " + says), std::string::npos) << got;
+    EXPECT_EQ(got.find('\n'), std::string::npos) << got;
+  }
+}
