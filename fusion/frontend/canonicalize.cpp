@@ -1,5 +1,7 @@
 #include "fusion/frontend/canonicalize.h"
 
+#include <optional>
+
 namespace gaf {
 
 namespace {
@@ -12,6 +14,32 @@ bool constant_equal(const Graph& g, const std::string& value, double v) {
   return t.as_double(0) == v;
 }
 
+// The node's output has x's rank: replacing the node by a unary op of x keeps every shape (a
+// one-element constant operand broadcasting to a higher rank would not).
+bool keeps_rank_of(const Graph& g, const Node& n, const std::string& x) {
+  return g.has_value(x) && g.value(x).type.rank_known &&
+         g.value(n.outputs[0]).type.dims.size() == g.value(x).type.dims.size();
+}
+
+// Pow(x, 2) -> Mul(x, x): a general pow per element costs a log and an exp, and LayerNorm's
+// variance is written with it.
+std::optional<Node> square_as_mul(const Graph& g, const Node& n) {
+  if (n.op_type != "Pow" || n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  const std::string& x = n.inputs[0];
+  if (!constant_equal(g, n.inputs[1], 2.0) || !keeps_rank_of(g, n, x)) return std::nullopt;
+  return Node{n.name, "Mul", {}, {x, x}, n.outputs};
+}
+
+// Div(1, y) -> Reciprocal(y): torch.rsqrt is exported as Div(1, Sqrt(.)), which the
+// normalization patterns then read as their Reciprocal spelling (RMSNorm's x * rsqrt(ms + eps)).
+std::optional<Node> unit_div_as_reciprocal(const Graph& g, const Node& n) {
+  if (n.op_type != "Div" || n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  const std::string& y = n.inputs[1];
+  if (!constant_equal(g, n.inputs[0], 1.0) || !keeps_rank_of(g, n, y)) return std::nullopt;
+  if (g.value(y).type.dtype != DType::Float32) return std::nullopt;  // integer 1 / y truncates
+  return Node{n.name, "Reciprocal", {}, {y}, n.outputs};
+}
+
 }  // namespace
 
 int canonicalize(Graph& g) {
@@ -19,16 +47,10 @@ int canonicalize(Graph& g) {
   const Graph& cg = g;  // reads through the const view keep the node-name index valid
   for (size_t i = 0; i < cg.nodes().size(); ++i) {
     const Node& n = cg.nodes()[i];
-    if (n.op_type != "Pow" || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
-    const std::string& x = n.inputs[0];
-    // x * x keeps x's type; Pow's output takes the base's type too, so shapes stay valid only
-    // when the exponent does not broadcast the result to a larger shape (a one-element exponent).
-    if (!constant_equal(cg, n.inputs[1], 2.0) || !cg.has_value(x) || !cg.value(x).type.rank_known) continue;
-    if (cg.value(n.outputs[0]).type.dims.size() != cg.value(x).type.dims.size()) continue;
-    Node& m = g.nodes()[i];
-    m.op_type = "Mul";
-    m.inputs = {x, x};
-    m.attrs = Attributes();
+    std::optional<Node> r = square_as_mul(cg, n);
+    if (!r) r = unit_div_as_reciprocal(cg, n);
+    if (!r) continue;
+    g.nodes()[i] = std::move(*r);  // same name and outputs: only the op and its operands change
     ++rewritten;
   }
   return rewritten;

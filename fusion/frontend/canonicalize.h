@@ -1,7 +1,8 @@
 // Equivalent spellings rewritten to one form after folding, so that kernels and rules see one
 // spelling whatever the exporter wrote. Today: Pow(x, 2) with a constant exponent becomes
 // Mul(x, x) — a general pow per element costs a log and an exp, and LayerNorm's variance is
-// written with it (PyTorch's decomposed LayerNorm, the built-in BERT).
+// written with it (PyTorch's decomposed LayerNorm, the built-in BERT); Div(1, y) becomes
+// Reciprocal(y) (torch.rsqrt's export, RMSNorm).
 #pragma once
 
 #include "fusion/ir/graph.h"

@@ -17,6 +17,8 @@ void register_norm_ops(OpRegistry& r);       // norm.cpp: Softmax, LogSoftmax, L
 void register_layout_ops(OpRegistry& r);     // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand
 void register_indexing_ops(OpRegistry& r);   // indexing.cpp: Concat, Split, Slice, Gather
 void register_constant_ops(OpRegistry& r);   // constant.cpp: Constant, ConstantOfShape, Shape
+void register_trilu_ops(OpRegistry& r);      // trilu.cpp: Trilu (triangular masks)
+void register_conv_ops(OpRegistry& r);       // conv.cpp: Conv (stride == kernel: patch embeddings)
 
 // Transpose's permutation: output axis d is input axis perm[d] (ONNX `perm`, default reversed);
 // checked. Also read by the host schedule (generators/group_pipeline.cpp) to spot a transpose
@@ -32,6 +34,8 @@ inline void register_all_builtin_ops(OpRegistry& r) {
   register_layout_ops(r);
   register_indexing_ops(r);
   register_constant_ops(r);
+  register_trilu_ops(r);
+  register_conv_ops(r);
 }
 
 }  // namespace gaf

@@ -28,6 +28,17 @@ bool unit_steps(const GraphView& v, const Node& n) {
   return true;
 }
 
+// Gather of one constant scalar index on an axis other than the innermost: a Slice of one entry
+// with that axis dropped (ViT's q, k, v = qkv[0], qkv[1], qkv[2]), so rows stay runs of memory.
+bool takes_one_entry(const GraphView& v, const Node& n) {
+  if (n.inputs.size() != 2) return false;
+  const Tensor* idx = v.constant(n.inputs[1]);
+  const int64_t rank = static_cast<int64_t>(v.graph().value(n.inputs[0]).type.dims.size());
+  int64_t axis = n.attrs.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  return idx && idx->shape().empty() && axis < rank - 1;
+}
+
 }  // namespace
 
 std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& chain, int matmul) {
@@ -44,6 +55,8 @@ std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& cha
       if (moves_innermost(v.graph(), node) && !into_b) return why + " (it moves the innermost axis of A)";
     } else if (op == "Slice") {
       if (!unit_steps(v, node)) return why + " (a strided Slice)";
+    } else if (op == "Gather") {
+      if (!takes_one_entry(v, node)) return why + " (a Gather of several indices or along the innermost axis)";
     } else if (reshape_like(op)) {
       const Shape in = shape_of(v, node.inputs[0]), out = shape_of(v, node.outputs[0]);
       if (!in.empty() && !out.empty() && out.back() != 0 && in.back() % out.back() != 0)

@@ -1,5 +1,5 @@
-// Layout ops (Slice, Reshape, Transpose) next to a MatMul inside one group, as index arithmetic
-// instead of copies:
+// Layout ops (Slice, one-entry Gather, Reshape, Transpose) next to a MatMul inside one group, as
+// index arithmetic instead of copies:
 // - a layout prologue: the MatMul reads its operand straight from the producer's input (BERT's
 //   Q, K^T and V: slices of the wide QKV output, reshaped into heads and transposed);
 // - a layout epilogue: the MatMul's register tiles are stored straight into the group output in
@@ -17,9 +17,10 @@ namespace gaf {
 
 // Empty when the nodes `chain` (all producers inside one group, ending in the value the MatMul
 // `matmul` reads) may be inlined into that read; otherwise why not, naming the node. Allowed:
-// Slice with unit steps, reshape-like ops whose output rows are runs of their input rows, and
-// Transposes that keep the innermost axis — the operand's rows stay runs of memory, so the
-// MatMul's loads stay dense and the index arithmetic is hoisted out of its k loop. A Transpose
+// Slice with unit steps, Gather of one constant index off the innermost axis, reshape-like ops
+// whose output rows are runs of their input rows, and Transposes that keep the innermost axis —
+// the operand's rows stay runs of memory, so the MatMul's loads stay dense and the index
+// arithmetic is hoisted out of its k loop. A Transpose
 // that moves the innermost axis is allowed only into B (the host schedule stages B per block,
 // MemberFuncs::stage_b); into A every k step would gather.
 std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& chain, int matmul);

@@ -63,6 +63,15 @@ Pattern gelu_tanh_decomposed(int s) {
          (core >> Pattern("Mul"));
 }
 
+Pattern attention_mask() {
+  Pattern where = Pattern("Where").where([](const GraphView& g, int node, const PatternMatch& so_far) {
+    const Node& w = g.node(node);
+    const std::string& scores = g.node(so_far.nodes.back()).outputs[0];
+    return w.inputs.size() == 3 && w.inputs[0] != scores && (w.inputs[1] == scores || w.inputs[2] == scores);
+  });
+  return Pattern("Add") | where;
+}
+
 Pattern activation(int s) {
   return Pattern("Relu") | Pattern("Gelu") | Pattern("Sigmoid") | Pattern("Tanh") |
          Pattern("LeakyRelu") | gelu_erf_decomposed(s) | gelu_tanh_decomposed(s);

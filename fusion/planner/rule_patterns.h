@@ -26,6 +26,11 @@ Pattern gelu_tanh_decomposed(int first_step);
 // Div|Reciprocal+Mul, optional gamma Mul and beta Add); `first_step` is the first ReduceMean's
 // chain index (rules_normalization.cpp).
 Pattern layernorm_decomposed(int first_step);
+// Attention's mask on the scores, in the spellings exporters write: an additive mask
+// (Add(scores, m): padding as -10000, a causal triangle of -inf or finfo.min) or a selection
+// (Where(keep, scores, fill): GPT-2's bool buffer). The chain's scores must be a selected branch
+// of the Where, never its condition. No mask at all is the caller's alternative without this step.
+Pattern attention_mask();
 // Any activation an epilogue can carry, single-op or decomposed; `first_step` as above.
 Pattern activation(int first_step);
 
