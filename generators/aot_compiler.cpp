@@ -116,6 +116,7 @@ struct CompiledKernels {
   std::vector<AotKernel> kernels;
   std::vector<std::vector<std::string>> fn_of_group;  // [group][class]
   std::vector<ShapeClass> classes;
+  std::vector<std::string> fallbacks;  // kernels on the reference schedule (lower_group_pipeline)
   std::string prototypes;
   int tuned = 0;
 };
@@ -151,14 +152,21 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const Ao
           opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
       std::string fn = opts.name + "_k" + std::to_string(out.kernels.size());
       try {
-        GroupPipeline p(gc, grp,
-                        {tuned ? with_tuned(defaults, *tuned) : defaults,
-                         opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu},
-                        target);
-        if (p.has_pipeline() && targets.size() == 1) {
-          std::string obj = stage.path(fn + ".o").string();
-          p.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, p.arguments(), fn, target);
-        } else if (p.has_pipeline()) {
+        const KernelOptions kopts{tuned ? with_tuned(defaults, *tuned) : defaults,
+                                  opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu};
+        std::string fallback;
+        std::unique_ptr<GroupPipeline> single;
+        if (targets.size() == 1) {
+          const std::string obj = stage.path(fn + ".o").string();
+          single = lower_group_pipeline(gc, grp, kopts, target, [&](GroupPipeline& q) {
+            q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), fn, target);
+          }, fallback);
+          if (!fallback.empty()) out.fallbacks.push_back("g" + std::to_string(grp.id) + " (" + cls.str() + "): " + fallback);
+        } else {
+          single = std::make_unique<GroupPipeline>(gc, grp, kopts, target);
+        }
+        GroupPipeline& p = *single;
+        if (p.has_pipeline() && targets.size() > 1) {
           std::vector<std::unique_ptr<GroupPipeline>> keep;
           std::vector<std::string> suffixes;
           for (size_t i = 0; i < targets.size(); ++i) suffixes.push_back("t" + std::to_string(i));
@@ -355,6 +363,7 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
 
   const CompiledKernels ks = compile_kernels(g, plan, opts, targets, stage);
   res.kernels = static_cast<int>(ks.kernels.size());
+  res.schedule_fallbacks = ks.fallbacks;
   res.tuned_kernels = ks.tuned;
   link_library(targets, stage, name);
 
@@ -407,16 +416,11 @@ JitKernelTable jit_kernel_table(const Graph& loaded, const FusionPlan& plan, con
       fn_of_signature[key] = fn;
       names.fn_of_group[s].push_back(fn);
       const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
-      std::shared_ptr<GroupPipeline> p;
-      try {
-        p = std::make_shared<GroupPipeline>(gc, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults},
-                                            host_target());
-        if (!p->has_pipeline()) continue;
-        p->pipeline().compile_jit(host_target());
-      } catch (const Halide::CompileError& e) {
-        throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
-                       "): Halide compile error: " + std::string(e.what()));
-      }
+      std::string fallback;
+      std::shared_ptr<GroupPipeline> p = lower_group_pipeline(
+          gc, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults}, host_target(),
+          [](GroupPipeline& q) { q.pipeline().compile_jit(host_target()); }, fallback);
+      if (!p->has_pipeline()) continue;
       const size_t n_in = grp.inputs.size(), n_dims = g.dynamic.size();
       table[fn] = [p, n_in, n_dims, fn, packed](void** args) -> int {
         try {

@@ -41,6 +41,9 @@ struct AotResult {
   int64_t arena_bytes = 0, lower_bound = 0, weight_bytes = 0;
   double seconds = 0;
   std::vector<std::string> files;  // written, final paths
+  // With dynamic dims: kernels Halide could not lower with the host schedule, on the reference
+  // schedule instead ("g<id> (<size class>): <reason>").
+  std::vector<std::string> schedule_fallbacks;
 };
 
 // `g` must be the graph the plan was made on (after the planner's rewrites).

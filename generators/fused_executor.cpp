@@ -68,6 +68,9 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
                                   npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
                                   tuned && npu ? tuned->npu : NpuScheduleParams{}});
         ++stats_.kernels_compiled;
+        if (!k->schedule_fallback().empty())
+          stats_.schedule_fallbacks.push_back("g" + std::to_string(grp.id) + " (" + classes_[c].str() +
+                                              "): " + k->schedule_fallback());
         by_signature_[key] = k;
         kernels_[c].push_back(k);
       }

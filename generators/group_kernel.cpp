@@ -14,16 +14,18 @@ int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { retu
 class JitGroupKernel : public GroupKernel {
  public:
   JitGroupKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts)
-      : id_(grp.id), dynamic_(g.dynamic), p_(g, grp, opts, host_target()) {
-    if (!p_.has_pipeline()) return;
-    // NPU kernels report their staging copies to the simulator (npu_sim.h).
-    if (opts.source == ScheduleSource::NpuTile) p_.pipeline().jit_handlers().custom_trace = npu_trace;
-    p_.pipeline().compile_jit(host_target());
+      : id_(grp.id), dynamic_(g.dynamic) {
+    holder_ = lower_group_pipeline(g, grp, opts, host_target(), [&](GroupPipeline& p) {
+      // NPU kernels report their staging copies to the simulator (npu_sim.h).
+      if (opts.source == ScheduleSource::NpuTile) p.pipeline().jit_handlers().custom_trace = npu_trace;
+      p.pipeline().compile_jit(host_target());
+    }, fallback_);
   }
+  const std::string& schedule_fallback() const override { return fallback_; }
 
-  const std::vector<TensorDesc>& output_descs() const override { return p_.output_descs(); }
-  const NpuStageMap* npu_stages() const override { return p_.npu() ? &p_.npu()->stages : nullptr; }
-  std::vector<std::string> npu_tiles() const override { return p_.npu() ? p_.npu()->tiles : std::vector<std::string>{}; }
+  const std::vector<TensorDesc>& output_descs() const override { return holder_->output_descs(); }
+  const NpuStageMap* npu_stages() const override { return holder_->npu() ? &holder_->npu()->stages : nullptr; }
+  std::vector<std::string> npu_tiles() const override { return holder_->npu() ? holder_->npu()->tiles : std::vector<std::string>{}; }
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs, const SymBindings& dims) override {
     size_t i = 0;
@@ -33,27 +35,23 @@ class JitGroupKernel : public GroupKernel {
       auto it = dims.empty() ? upper.find(name) : dims.find(name);
       if (it == (dims.empty() ? upper.end() : dims.end()))
         throw GafError("fused kernel g" + std::to_string(id_) + ": no value for dim '" + name + "'");
-      p_.symbols()[i++].set(static_cast<int32_t>(it->second));
+      holder_->symbols()[i++].set(static_cast<int32_t>(it->second));
     }
-    realize_into(p_.pipeline(), p_.params(), inputs, p_.computed(), outputs,
+    realize_into(holder_->pipeline(), holder_->params(), inputs, holder_->computed(), outputs,
                  "fused kernel g" + std::to_string(id_));
   }
 
  private:
   int id_;
   SymbolRanges dynamic_;
-  GroupPipeline p_;
+  std::unique_ptr<GroupPipeline> holder_;
+  std::string fallback_;
 };
 
 }  // namespace
 
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts) {
-  try {
-    return std::make_unique<JitGroupKernel>(g, grp, opts);
-  } catch (const Halide::CompileError& e) {
-    throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
-                   "): Halide compile error: " + std::string(e.what()));
-  }
+  return std::make_unique<JitGroupKernel>(g, grp, opts);
 }
 
 }  // namespace gaf

@@ -28,12 +28,16 @@ class GroupKernel {
   // NPU tile model kernels: what the simulator needs to count their trace, and their tiles.
   virtual const NpuStageMap* npu_stages() const { return nullptr; }
   virtual std::vector<std::string> npu_tiles() const { return {}; }
+  // Non-empty when the kernel fell back to the reference schedule: why (see lower_group_pipeline).
+  virtual const std::string& schedule_fallback() const = 0;
 };
 
 // Who schedules the group: graph-autofusion's host schedules with the given parameters,
 // Halide's Mullapudi2016 autoscheduler (for comparison in gaf-tune; needs its plugin), or the
 // NPU tile model's schedules (schedules/npu_schedule.h; run on the host, traced for the simulator).
-enum class ScheduleSource { Host, Mullapudi2016, NpuTile };
+// Reference: every stage at root, outputs vectorised (schedules/reference_schedule.h) — the
+// fallback for a group whose host schedule Halide cannot lower with dynamic extents.
+enum class ScheduleSource { Host, Mullapudi2016, NpuTile, Reference };
 
 // How one group's kernel is scheduled (the JIT kernel and the AOT GroupPipeline alike).
 struct KernelOptions {

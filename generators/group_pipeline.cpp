@@ -11,6 +11,7 @@
 #include "fusion/ops/families.h"
 #include "fusion/planner/layout_chains.h"
 #include "generators/custom_algorithm.h"
+#include "schedules/reference_schedule.h"
 
 namespace gaf {
 
@@ -61,6 +62,12 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
   } else if (opts.source == ScheduleSource::Host) {
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
     apply_fused_schedule(outputs, anchor, members, opts.params);
+  } else if (opts.source == ScheduleSource::Reference) {
+    std::vector<Stage> stages;
+    for (const MemberFuncs& m : members) stages.insert(stages.end(), m.stages.begin(), m.stages.end());
+    std::vector<TensorFunc> computed;
+    for (int k : computed_) computed.push_back(outputs[k]);
+    apply_reference_schedule(computed, stages);
   }
   for (size_t j = 0; j < out_funcs_.size(); ++j) {
     Func f = out_funcs_[j];
@@ -272,6 +279,36 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
   std::vector<TensorFunc> outputs;
   for (const std::string& o : grp.outputs) outputs.push_back(env.at(o));
   return outputs;
+}
+
+std::unique_ptr<GroupPipeline> lower_group_pipeline(const Graph& g, const FusionGroup& grp, const KernelOptions& opts,
+                                                    const Target& target,
+                                                    const std::function<void(GroupPipeline&)>& lower,
+                                                    std::string& fallback) {
+  auto named = [&](const std::string& what) {
+    return GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
+                    "): Halide compile error: " + what);
+  };
+  fallback.clear();
+  try {
+    auto p = std::make_unique<GroupPipeline>(g, grp, opts, target);
+    if (p->has_pipeline()) lower(*p);
+    return p;
+  } catch (const CompileError& e) {
+    if (g.dynamic.empty() || opts.source != ScheduleSource::Host) throw named(e.what());
+    fallback = e.what();
+    const size_t cut = fallback.find('\n');  // Halide's first line says what; the rest is the loop
+    if (cut != std::string::npos) fallback.resize(cut);
+  }
+  KernelOptions reference = opts;
+  reference.source = ScheduleSource::Reference;
+  try {
+    auto p = std::make_unique<GroupPipeline>(g, grp, reference, target);
+    if (p->has_pipeline()) lower(*p);
+    return p;
+  } catch (const CompileError& e) {
+    throw named(e.what());
+  }
 }
 
 }  // namespace gaf

@@ -3,6 +3,7 @@
 // both use exactly this algorithm and this schedule. Includes Halide.h: for generator files only.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,5 +73,15 @@ class GroupPipeline {
   Halide::Pipeline pipeline_;
   std::optional<NpuSchedule> npu_;
 };
+
+// Builds group `grp`'s pipeline and lowers it with `lower` (compile_jit, compile_to, ...). With
+// dynamic dims Halide may fail to lower the host schedule (a register tile whose rows it cannot
+// prove a constant count through symbolic index arithmetic, e.g. a batch dim and seq both
+// dynamic); the group then gets the reference schedule — correct at every size, slower — and
+// `fallback` says why. Other compile errors throw GafError naming the group.
+std::unique_ptr<GroupPipeline> lower_group_pipeline(const Graph& g, const FusionGroup& grp, const KernelOptions& opts,
+                                                    const Halide::Target& target,
+                                                    const std::function<void(GroupPipeline&)>& lower,
+                                                    std::string& fallback);
 
 }  // namespace gaf

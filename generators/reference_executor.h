@@ -25,6 +25,9 @@ struct ExecStats {
   double compile_seconds = 0;
   size_t peak_bytes = 0;  // peak bytes of live intermediates + outputs (weights excluded)
   int tuned_groups = 0;   // groups compiled with parameters from a schedule database
+  // Fused executor with dynamic dims: "g<id> (<size class>): <Halide's reason>" per kernel that
+  // fell back to the reference schedule (lower_group_pipeline).
+  std::vector<std::string> schedule_fallbacks;
 };
 
 // Checks `inputs` against the graph's declared inputs (names, dtypes, ranks, static extents, and

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <optional>
 
+#include <spdlog/spdlog.h>
+
 #include "apps/gaf/commands.h"
 #include "runtime/file_io.h"
 #include "fusion/report/report.h"
@@ -60,6 +62,8 @@ int compile(const CompileArgs& a) {
   ao.model = a.model.model;
   ao.halide_target = a.halide_target;
   AotResult r = engine.compile_aot(ao);
+  for (const std::string& f : r.schedule_fallbacks)
+    spdlog::warn("reference schedule for {} (the host schedule does not lower with dynamic dims)", f);
   std::printf("compiled: %d groups -> %d kernels (%d tuned) for %s in %.2f s\n", r.groups, r.kernels,
               r.tuned_kernels, r.target.c_str(), r.seconds);
   std::printf("memory: arena %.2f MB (lower bound %.2f MB), weights %.1f MB\n", r.arena_bytes / 1e6,

@@ -16,6 +16,7 @@
 #include "apps/gaf/progress.h"
 #include "fusion/report/report.h"
 #include "generators/plan_profiler.h"
+#include "generators/shape_classes.h"
 #include "runtime/process_memory.h"
 #include "runtime/tensor_io.h"
 
@@ -108,12 +109,15 @@ int run(const RunArgs& a) {
     const Graph& fused_graph = engine.kernel_graph();  // weights packed in place of the originals
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
-    std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size());
+    const size_t classes = shape_classes(fused_graph.dynamic).size();  // kernels per group
+    std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size() * classes);
     FusedExecutor& fused = engine.compile(group_progress(*bar, fused_graph));
     bar.reset();
-    std::printf("compile: %zu groups -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
-                plan.groups.size(), fused.stats().kernels_compiled, fused.stats().kernel_cache_hits,
-                fused.stats().compile_seconds, plan_s);
+    std::printf("compile: %zu groups%s -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
+                plan.groups.size(), classes > 1 ? (" x " + std::to_string(classes) + " size classes").c_str() : "",
+                fused.stats().kernels_compiled, fused.stats().kernel_cache_hits, fused.stats().compile_seconds, plan_s);
+    for (const std::string& f : fused.stats().schedule_fallbacks)
+      spdlog::warn("reference schedule for {} (the host schedule does not lower with dynamic dims)", f);
     if (db)
       std::printf("schedules: %d of %zu groups use tuned parameters from %s, the others the defaults\n",
                   fused.stats().tuned_groups, plan.groups.size(), a.schedules.c_str());
