@@ -55,10 +55,11 @@ struct AotGroup {
   int id = 0;
   std::string kind, label;
   std::string kernel;                        // empty: nothing to compute
-  // Dynamic plans: the kernel per size class (AotPlan::classes order; `kernel` is the first).
-  std::vector<std::string> class_kernels;
   std::vector<std::string> inputs, outputs;  // FusionGroup order
   std::vector<std::string> kernel_outputs;   // the non-empty outputs: the kernel's output arguments
+  // The kernel per size class (AotPlan::classes order; `kernel` is the first); a static plan read
+  // from JSON has {kernel}.
+  std::vector<std::string> class_kernels;
 };
 
 struct AotPlan {
