@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--only", only, "sections to run (repeatable): peak, matmul, bert, onnx, dynamic")
-      ->check(CLI::IsMember({"peak", "matmul", "bert", "onnx"}));
+      ->check(CLI::IsMember({"peak", "matmul", "bert", "onnx", "dynamic"}));
   app.add_option("--seq", o.seqs, "BERT sequence lengths")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--layers", o.layers, "BERT layers (targets are checked at 12 only)")
       ->capture_default_str()

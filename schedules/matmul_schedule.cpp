@@ -57,11 +57,15 @@ void accumulate_per_tile(const Placement& at, const Stage& acc, const MatMulTile
   std::vector<Var> ca = c.args();
   RVar k = acc.reduction[0];
   at.apply(c);
-  c.vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
+  c.vectorize(ca[0], t.lanes).unroll(ca[0]);
   Halide::Stage u = c.update();
   std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
   for (size_t i = 2; i < ca.size(); ++i) uorder.emplace_back(ca[i]);
-  u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]).unroll(ca[1]);
+  u.reorder(uorder).vectorize(ca[0], t.lanes).unroll(ca[0]);
+  if (t.rows > 1) {  // one row (one decoded token) has nothing to unroll
+    c.unroll(ca[1]);
+    u.unroll(ca[1]);
+  }
   const int64_t* kc = as_const_int(k.extent());
   int ku = k_unroll(acc, p);
   if (ku > 1 && kc && *kc % ku == 0) {

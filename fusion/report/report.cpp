@@ -68,6 +68,14 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
   return fusion_kind_name(grp.kind);
 }
 
+// With dynamic dims, sizes and savings are those at the representative point.
+static std::string at_upper_bounds(const Graph& g) {
+  if (g.dynamic.empty()) return "";
+  std::string at;
+  for (const auto& [name, r] : g.dynamic) at += (at.empty() ? "" : ", ") + name + "=" + std::to_string(r.hi);
+  return " (sizes at " + at + ", the upper bounds of the dynamic dims)";
+}
+
 std::string fusion_log_lines(const Graph& g, const FusionPlan& plan, const TextDetail& detail) {
   std::map<std::string, int> detected;
   int applied = 0, total = 0;
@@ -110,14 +118,15 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan, const TextD
   for (const FusionGroup& grp : plan.groups) saved += grp.bytes_saved();
   os << "[GRAPH_AUTOFUSION] Applied " << applied << "/" << total << " fusions successfully: "
      << g.nodes().size() << " ops in " << plan.groups.size() << " kernels, predicted "
-     << mb(saved) << " less memory traffic\n";
+     << mb(saved) << " less memory traffic" << at_upper_bounds(g) << "\n";
   return os.str();
 }
 
 std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const TextDetail& detail) {
   std::ostringstream os;
   char line[512];
-  os << "groups (" << plan.groups.size() << " kernels for " << g.nodes().size() << " ops):\n";
+  os << "groups (" << plan.groups.size() << " kernels for " << g.nodes().size() << " ops)" << at_upper_bounds(g)
+     << ":\n";
   std::snprintf(line, sizeof line, "  %-5s %-17s %-26s %-16s %5s %12s  %s\n", "group", "kind", "rule",
                 "label", "ops", "saved", "members");
   os << line;
