@@ -94,6 +94,19 @@ class Gpt2(nn.Module):
         return torch.matmul(self.ln_f(x), self.wte.weight.t()), presents  # tied LM head
 
 
+def make_model():
+    """The seeded model (bench/torch_generate.py builds the same one); the RNG then draws the prompt."""
+    torch.manual_seed(0)
+    model = Gpt2().eval()
+    with torch.no_grad():
+        # nn.Embedding's N(0, 1) makes greedy repeat one token forever, which tests nothing; small
+        # token and large position embeddings give ~100 distinct tokens in 128 with the top two
+        # logits >= 0.03 apart (logit std ~3.4), far above fp32 noise.
+        nn.init.normal_(model.wte.weight, std=0.3)
+        nn.init.normal_(model.wpe.weight, std=2.0)
+    return model
+
+
 def flat(logits, presents):
     out = [logits]
     for k, v in presents:
@@ -149,14 +162,7 @@ def main():
     if a.prompt_len + a.new_tokens > MAX_POS:
         ap.error("prompt + new tokens must fit the %d positions" % MAX_POS)
     os.makedirs(a.out_dir, exist_ok=True)
-    torch.manual_seed(0)
-    model = Gpt2().eval()
-    with torch.no_grad():
-        # nn.Embedding's N(0, 1) makes greedy repeat one token forever, which tests nothing; small
-        # token and large position embeddings give ~100 distinct tokens in 128 with the top two
-        # logits >= 0.03 apart (logit std ~3.4), far above fp32 noise.
-        nn.init.normal_(model.wte.weight, std=0.3)
-        nn.init.normal_(model.wpe.weight, std=2.0)
+    model = make_model()
     prompt = torch.randint(0, VOCAB, (1, a.prompt_len), dtype=torch.long)
     with torch.no_grad():
         # Example inputs of different lengths, so the exporter cannot take past for seq.
