@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -29,23 +30,13 @@ struct GenerateArgs {
   std::string input_ids, compare;
 };
 
-// The prompt: the first P ids of --input-ids, or P seeded ids below the vocabulary size.
-Tensor make_prompt(const GenerateArgs& a, int64_t vocab_size) {
-  if (a.input_ids.empty()) {
-    if (a.prompt_len < 1) throw GafError("--prompt-len: give a length of at least 1 (or --input-ids FILE)");
-    Tensor t(DType::Int64, {1, a.prompt_len});
-    std::mt19937 rng(0);
-    for (int64_t i = 0; i < a.prompt_len; ++i) t.data<int64_t>()[i] = static_cast<int64_t>(rng() % vocab_size);
-    return t;
-  }
+// The prompt from --input-ids: int64 [batch, P], its first --prompt-len ids when given. Read
+// before the models load, so that a bad file is reported at once.
+Tensor read_prompt(const GenerateArgs& a) {
   Tensor t = read_tensor_file(a.input_ids);
   if (t.dtype() != DType::Int64 || t.shape().size() != 2 || t.shape()[1] < 1)
     throw GafError(a.input_ids + ": is " + dtype_name(t.dtype()) + " " + shape_str(t.shape()) +
                    ", expected int64 [batch, P] token ids");
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (t.data<int64_t>()[i] < 0 || t.data<int64_t>()[i] >= vocab_size)
-      throw GafError(a.input_ids + ": id " + std::to_string(t.data<int64_t>()[i]) + " at " + std::to_string(i) +
-                     " is outside the vocabulary 0.." + std::to_string(vocab_size - 1));
   const int64_t b = t.shape()[0], len = t.shape()[1];
   if (a.prompt_len == 0 || a.prompt_len == len) return t;
   if (a.prompt_len > len)
@@ -57,11 +48,19 @@ Tensor make_prompt(const GenerateArgs& a, int64_t vocab_size) {
   return p;
 }
 
-// The batch of the prompt before the engines are made (their batch dim is bound to it).
-int64_t prompt_batch(const GenerateArgs& a) {
-  if (a.input_ids.empty()) return 1;
-  const Tensor t = read_tensor_file(a.input_ids);
-  return t.shape().size() == 2 ? t.shape()[0] : 1;  // the shape is checked in make_prompt
+// P seeded ids below the vocabulary size (no --input-ids).
+Tensor generated_prompt(int64_t p, int64_t vocab_size) {
+  Tensor t(DType::Int64, {1, p});
+  std::mt19937 rng(0);
+  for (int64_t i = 0; i < p; ++i) t.data<int64_t>()[i] = static_cast<int64_t>(rng() % vocab_size);
+  return t;
+}
+
+void check_vocab(const Tensor& ids, int64_t vocab_size, const std::string& file) {
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    if (ids.data<int64_t>()[i] < 0 || ids.data<int64_t>()[i] >= vocab_size)
+      throw GafError(file + ": id " + std::to_string(ids.data<int64_t>()[i]) + " at " + std::to_string(i) +
+                     " is outside the vocabulary 0.." + std::to_string(vocab_size - 1));
 }
 
 // Empty when `got` [B, N] equals the first N ids of each row of `file` ([B, M] or [M], M >= N);
@@ -102,14 +101,15 @@ int generate(const GenerateArgs& a) {
   if (a.repeat < 1 || a.warmup < 0) throw GafError("--repeat: must be at least 1, --warmup at least 0");
   ModelArgs none;
   EngineOptions base = engine_options(none, a.fusion, a.common);
-  const int64_t batch = prompt_batch(a);
-  // The prompt length is only known here when no file gives it; a file's is checked below.
-  int64_t p = a.prompt_len;
-  if (!a.input_ids.empty() && p == 0) p = read_tensor_file(a.input_ids).shape().back();
+  std::optional<Tensor> from_file;
+  if (!a.input_ids.empty()) from_file = read_prompt(a);
+  else if (a.prompt_len < 1) throw GafError("--prompt-len: give a length of at least 1 (or --input-ids FILE)");
+  const int64_t batch = from_file ? from_file->shape()[0] : 1, p = from_file ? from_file->shape()[1] : a.prompt_len;
   const int64_t max_len = a.max_len ? a.max_len : std::max<int64_t>(p + a.new_tokens, 2);
   auto t0 = std::chrono::steady_clock::now();
   Generator gen(a.dir, batch, max_len, base);
-  const Tensor prompt = make_prompt(a, gen.vocab());
+  if (from_file) check_vocab(*from_file, gen.vocab(), a.input_ids);
+  const Tensor prompt = from_file ? *from_file : generated_prompt(p, gen.vocab());
   gen.compile();
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("model: %s (prefill: %s; step: %s)\n", a.dir.c_str(), dims_text(gen.dims().prefill).c_str(),
