@@ -185,3 +185,33 @@ TEST_F(DynamicBert, OneAotLibraryRunsEverySeqInItsRange) {
     EXPECT_EQ(gaf::testing::compare_tensors(got, engine.run(in).at("last_hidden_state")), "");
   }
 }
+
+// Position ids arange(past, past + 1) feeding a Gather (a decoder step's learned position
+// embedding): the Range's contents vary with the dims, and the Gather reads them as data, so they
+// are not folded into one fixed tensor: the Range runs in a kernel, its start an expression in
+// the dims. One engine then gathers the right row at every past length.
+TEST(DynamicDims, ContentsReadAsDataRunInKernels) {
+  GraphBuilder b("positions");
+  auto x = b.input("x", DType::Float32, {Dim::sym("past"), 4});
+  Tensor zero(DType::Int64, {}), one(DType::Int64, {});
+  zero.data<int64_t>()[0] = 0;
+  one.data<int64_t>()[0] = 1;
+  Tensor table(DType::Float32, {128, 4});
+  for (int64_t i = 0; i < table.numel(); ++i) table.data<float>()[i] = static_cast<float>(i / 4);  // row r holds r
+  Attributes axis0;
+  axis0.set("axis", int64_t{0});
+  auto past = b.op1("Gather", {b.op1("Shape", {x}), b.weight("zero", zero)}, axis0);
+  auto one_v = b.weight("one", one);
+  auto pos = b.op1("Range", {past, b.add(past, one_v), one_v});
+  b.output(b.op1("Gather", {b.weight("table", table), pos}, axis0), "y");
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  prepare_graph(g, {}, evaluator(ex), {{"past", {1, 100}}});
+  Engine engine(std::move(g), EngineOptions{});
+  for (int64_t p : {7, 1, 100, 16}) {
+    Tensor in(DType::Float32, {p, 4});
+    Tensor y = engine.run({{"x", in}}).at("y");
+    ASSERT_EQ(y.shape(), (Shape{1, 4}));
+    EXPECT_EQ(y.data<float>()[0], static_cast<float>(p)) << "past " << p;
+  }
+}

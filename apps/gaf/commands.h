@@ -58,5 +58,6 @@ Action add_report_command(CLI::App& app);
 Action add_explain_command(CLI::App& app);
 Action add_verify_command(CLI::App& app);
 Action add_compile_command(CLI::App& app);
+Action add_generate_command(CLI::App& app);
 
 }  // namespace gaf::cli

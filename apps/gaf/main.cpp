@@ -1,6 +1,6 @@
 // gaf: graph-autofusion's command line. Exit codes: 0 ok, 1 user error (bad model, input or
 // option; one line on stderr naming what is wrong), 2 internal error, 3 gaf verify found a group
-// or output above tolerance.
+// or output above tolerance, or gaf generate --compare a token that differs.
 #include <iostream>
 
 #include "apps/gaf/commands.h"
@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
       "A model is path/to/model.onnx or builtin:bert-base. GAF_FUSION (e.g. 'disable-kind=normalization;skip=Erf')\n"
       "adds fusion controls, GAF_LOG_LEVEL=error|warn|info|debug sets the log level (stderr).\n"
       "Exit codes: 0 ok, 1 user error (one line naming the file, node or option), 2 internal error,\n"
-      "3 gaf verify found a result above tolerance.");
+      "3 gaf verify found a result above tolerance, or gaf generate --compare a differing token.");
   gaf::cli::Action run = gaf::cli::add_run_command(app);
   gaf::cli::Action info = gaf::cli::add_info_command(app);
   gaf::cli::Action plan = gaf::cli::add_plan_command(app);
@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   gaf::cli::Action explain = gaf::cli::add_explain_command(app);
   gaf::cli::Action verify = gaf::cli::add_verify_command(app);
   gaf::cli::Action compile = gaf::cli::add_compile_command(app);
+  gaf::cli::Action generate = gaf::cli::add_generate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("explain")) return explain();
     if (app.got_subcommand("verify")) return verify();
     if (app.got_subcommand("compile")) return compile();
+    if (app.got_subcommand("generate")) return generate();
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf: error: " << e.what() << std::endl;
     return 1;

@@ -99,6 +99,48 @@ void specialize_inputs(Graph& g, const std::map<std::string, Tensor>& values) {
 
 namespace {
 
+// A folded value whose contents vary with the dynamic dims (Value::sym_contents) is a shape; a
+// node that reads it as tensor data (a Gather of position ids arange(past, past + seq)) cannot be
+// given one fixed tensor. Such values are unfolded: their producers run in kernels after all,
+// back along the chain to the values they read as value inputs, which kernels get as expressions
+// in the dims. Before dead-node removal, which would drop those producers. Returns how many nodes.
+int unfold_symbolic_data_reads(Graph& g) {
+  const OpRegistry& reg = OpRegistry::global();
+  std::map<std::string, int> producer;
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (const std::string& o : g.nodes()[i].outputs)
+      if (!o.empty()) producer[o] = static_cast<int>(i);
+  std::vector<int> running;  // nodes with an output not folded: they run in kernels
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (const std::string& o : g.nodes()[i].outputs)
+      if (!o.empty() && !g.is_constant(o)) {
+        running.push_back(static_cast<int>(i));
+        break;
+      }
+  std::set<int> unfolded;
+  while (!running.empty()) {
+    const Node& n = g.nodes()[running.back()];
+    running.pop_back();
+    const OpSchema& schema = reg.get(n);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      Value& v = g.value(n.inputs[i]);
+      if (v.sym_contents.empty() || schema.is_value_input(static_cast<int>(i)) ||
+          schema.is_shape_only_input(static_cast<int>(i)))
+        continue;
+      auto p = producer.find(n.inputs[i]);
+      if (p == producer.end() || !unfolded.insert(p->second).second) continue;  // no producer: check_symbolic_reads names it
+      for (const std::string& o : g.nodes()[p->second].outputs) {  // the node runs: all its outputs are computed
+        if (o.empty()) continue;
+        g.value(o).constant.reset();
+        g.value(o).sym_contents.clear();
+      }
+      running.push_back(p->second);
+    }
+  }
+  return static_cast<int>(unfolded.size());
+}
+
 // Symbolic contents are shapes: a node may read them where its schema reads contents at compile
 // time (value inputs) or only the shape, not as tensor data a kernel loads.
 void check_symbolic_reads(const Graph& g) {
@@ -154,6 +196,7 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_di
     }
   }
   PassStats s = infer_and_fold(g, eval);
+  s.folded_nodes -= unfold_symbolic_data_reads(g);
   s.removed_nodes = remove_dead_nodes(g);
   s.canonicalized_nodes = canonicalize(g);
   g.validate();

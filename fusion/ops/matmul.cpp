@@ -112,11 +112,15 @@ void add_matmul(OpRegistry& r) {
     // all heads).
     int first_wide = 0;
     while (first_wide < nb - 1 && is_const_one(batch[first_wide])) ++first_wide;
+    // With a symbolic M, Halide's bounds of row / M over a tile of rows that ShiftInwards moved
+    // or that over-computes past the last row reach outside [0, extent) (a head at -1 in a
+    // GPT-2 attention group at seq 32 of 16..64): clamped, a no-op on the rows the output keeps.
+    const bool symbolic_m = !is_const(M);
     auto batch_idx = [&](const Expr& row, const Shape& shape) {
       std::vector<Expr> full(nb);
       Expr rest = row / M;
       for (int d = nb - 1; d >= 0; --d) {
-        full[d] = d <= first_wide ? rest : rest % batch[d];
+        full[d] = d > first_wide ? rest % batch[d] : symbolic_m ? clamp(rest, 0, fold(batch[d] - 1)) : rest;
         rest = rest / batch[d];
       }
       int own = static_cast<int>(shape.size()) - 2;

@@ -1,0 +1,174 @@
+// gaf generate: greedy autoregressive decoding with a decoder exported as Hugging Face optimum
+// exports one (engine/generator.h): the prompt's prefill, then one step per token feeding the KV
+// cache back. Prints time to first token, per-token decode latency and the generated ids;
+// --compare checks them against a file of expected ids (exit 3 at the first difference).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "apps/gaf/commands.h"
+#include "engine/generator.h"
+#include "runtime/tensor_io.h"
+
+namespace gaf::cli {
+
+namespace {
+
+struct GenerateArgs {
+  std::string dir;
+  FusionArgs fusion;
+  CommonArgs common;
+  int64_t prompt_len = 0;  // 0: the whole --input-ids file, else required
+  int64_t new_tokens = 128;
+  int64_t max_len = 0;     // 0: prompt + new tokens
+  int repeat = 1;
+  int warmup = 0;
+  std::string input_ids, compare;
+};
+
+// The prompt from --input-ids: int64 [batch, P], its first --prompt-len ids when given. Read
+// before the models load, so that a bad file is reported at once.
+Tensor read_prompt(const GenerateArgs& a) {
+  Tensor t = read_tensor_file(a.input_ids);
+  if (t.dtype() != DType::Int64 || t.shape().size() != 2 || t.shape()[1] < 1)
+    throw GafError(a.input_ids + ": is " + dtype_name(t.dtype()) + " " + shape_str(t.shape()) +
+                   ", expected int64 [batch, P] token ids");
+  const int64_t b = t.shape()[0], len = t.shape()[1];
+  if (a.prompt_len == 0 || a.prompt_len == len) return t;
+  if (a.prompt_len > len)
+    throw GafError("--prompt-len " + std::to_string(a.prompt_len) + ": " + a.input_ids + " has only " +
+                   std::to_string(len) + " ids per row");
+  Tensor p(DType::Int64, {b, a.prompt_len});
+  for (int64_t r = 0; r < b; ++r)
+    std::copy_n(t.data<int64_t>() + r * len, a.prompt_len, p.data<int64_t>() + r * a.prompt_len);
+  return p;
+}
+
+// P seeded ids below the vocabulary size (no --input-ids).
+Tensor generated_prompt(int64_t p, int64_t vocab_size) {
+  Tensor t(DType::Int64, {1, p});
+  std::mt19937 rng(0);
+  for (int64_t i = 0; i < p; ++i) t.data<int64_t>()[i] = static_cast<int64_t>(rng() % vocab_size);
+  return t;
+}
+
+void check_vocab(const Tensor& ids, int64_t vocab_size, const std::string& file) {
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    if (ids.data<int64_t>()[i] < 0 || ids.data<int64_t>()[i] >= vocab_size)
+      throw GafError(file + ": id " + std::to_string(ids.data<int64_t>()[i]) + " at " + std::to_string(i) +
+                     " is outside the vocabulary 0.." + std::to_string(vocab_size - 1));
+}
+
+// Empty when `got` [B, N] equals the first N ids of each row of `file` ([B, M] or [M], M >= N);
+// else one line naming the first differing position.
+std::string compare_tokens(const Tensor& got, const std::string& file) {
+  Tensor want = read_tensor_file(file);
+  const int64_t b = got.shape()[0], n = got.shape()[1];
+  if (want.shape().size() == 1 && b == 1) want = want.reshaped({1, want.shape()[0]});
+  if (want.dtype() != DType::Int64 || want.shape().size() != 2 || want.shape()[0] != b || want.shape()[1] < n)
+    throw GafError("--compare " + file + ": is " + dtype_name(want.dtype()) + " " + shape_str(want.shape()) +
+                   ", expected int64 [" + std::to_string(b) + ", >= " + std::to_string(n) + "]");
+  const int64_t m = want.shape()[1];
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t r = 0; r < b; ++r) {
+      const int64_t g = got.data<int64_t>()[r * n + t], w = want.data<int64_t>()[r * m + t];
+      if (g != w)
+        return "new token " + std::to_string(t) + (b > 1 ? " of row " + std::to_string(r) : "") + " is " +
+               std::to_string(g) + ", " + file + " has " + std::to_string(w);
+    }
+  return "";
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+std::string dims_text(const ModelOptions& m) {
+  std::string s;
+  for (const auto& [name, v] : m.dims) s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(v);
+  for (const auto& [name, r] : m.dim_ranges) s += (s.empty() ? "" : ", ") + name + "=" + r.str();
+  return s;
+}
+
+int generate(const GenerateArgs& a) {
+  a.common.apply();
+  if (a.new_tokens < 1) throw GafError("--new-tokens: must be at least 1");
+  if (a.repeat < 1 || a.warmup < 0) throw GafError("--repeat: must be at least 1, --warmup at least 0");
+  ModelArgs none;
+  EngineOptions base = engine_options(none, a.fusion, a.common);
+  std::optional<Tensor> from_file;
+  if (!a.input_ids.empty()) from_file = read_prompt(a);
+  else if (a.prompt_len < 1) throw GafError("--prompt-len: give a length of at least 1 (or --input-ids FILE)");
+  const int64_t batch = from_file ? from_file->shape()[0] : 1, p = from_file ? from_file->shape()[1] : a.prompt_len;
+  const int64_t max_len = a.max_len ? a.max_len : std::max<int64_t>(p + a.new_tokens, 2);
+  auto t0 = std::chrono::steady_clock::now();
+  Generator gen(a.dir, batch, max_len, base);
+  if (from_file) check_vocab(*from_file, gen.vocab(), a.input_ids);
+  const Tensor prompt = from_file ? *from_file : generated_prompt(p, gen.vocab());
+  gen.compile();
+  const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("model: %s (prefill: %s; step: %s)\n", a.dir.c_str(), dims_text(gen.dims().prefill).c_str(),
+              dims_text(gen.dims().step).c_str());
+  std::printf("load + compile: %.2f s\n", compile_s);
+  std::vector<double> first, steps;
+  Generation g;
+  for (int r = 0; r < a.warmup; ++r) gen.generate(prompt, a.new_tokens);
+  for (int r = 0; r < a.repeat; ++r) {
+    g = gen.generate(prompt, a.new_tokens);
+    first.push_back(g.first_token_ms);
+    steps.insert(steps.end(), g.step_ms.begin(), g.step_ms.end());
+  }
+  const int64_t prompt_len = prompt.shape()[1];
+  std::printf("prompt: %lld ids%s, %lld new tokens, %d round(s)\n", static_cast<long long>(prompt_len),
+              a.input_ids.empty() ? " (generated, seed 0)" : (" from " + a.input_ids).c_str(),
+              static_cast<long long>(a.new_tokens), a.repeat);
+  std::printf("time to first token: median %.3f ms (prefill + argmax; min %.3f, max %.3f)\n", percentile(first, 0.5),
+              percentile(first, 0), percentile(first, 1));
+  if (!steps.empty()) {
+    const double med = percentile(steps, 0.5);
+    std::printf("decode: median %.3f ms per token (p10 %.3f, p90 %.3f, max %.3f; %zu steps), %.0f tokens/s\n", med,
+                percentile(steps, 0.1), percentile(steps, 0.9), percentile(steps, 1), steps.size(), 1000.0 / med);
+  }
+  const int64_t n = g.tokens.shape()[1], shown = a.common.verbose ? g.tokens.numel() : std::min<int64_t>(16, n);
+  std::string ids;
+  for (int64_t i = 0; i < shown; ++i) ids += (i ? " " : "") + std::to_string(g.tokens.data<int64_t>()[i]);
+  std::printf("generated: %s%s\n", ids.c_str(), shown < g.tokens.numel() ? " ... (-v: all)" : "");
+  if (a.compare.empty()) return 0;
+  const std::string diff = compare_tokens(g.tokens, a.compare);
+  if (!diff.empty()) {
+    std::fprintf(stderr, "gaf: %s\n", diff.c_str());
+    return 3;
+  }
+  std::printf("compare: all %lld tokens equal %s\n", static_cast<long long>(g.tokens.numel()), a.compare.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Action add_generate_command(CLI::App& app) {
+  auto a = std::make_shared<GenerateArgs>();
+  CLI::App* c = app.add_subcommand(
+      "generate",
+      "greedy text generation with a KV cache: MODEL_DIR holds decoder_model.onnx and decoder_with_past_model.onnx "
+      "(as Hugging Face optimum exports a decoder); prefill on the prompt, then one step per new token; prints time "
+      "to first token, per-token latency and the ids (exit 3 when --compare differs)");
+  c->add_option("model_dir", a->dir, "folder with decoder_model.onnx and decoder_with_past_model.onnx")->required();
+  c->add_option("--prompt-len", a->prompt_len, "prompt length: the first P ids of --input-ids, or P generated ids");
+  c->add_option("--new-tokens", a->new_tokens, "tokens to generate")->capture_default_str();
+  c->add_option("--input-ids", a->input_ids, "int64 [batch, P] prompt ids (.npy or .pb)");
+  c->add_option("--compare", a->compare, "int64 [batch, >= N] expected ids: exit 3 at the first differing token");
+  c->add_option("--max-len", a->max_len,
+                "longest sequence the engines are prepared for (dynamic dims; default prompt + new tokens)");
+  c->add_option("--repeat", a->repeat, "generate this many times; times are over all rounds")->capture_default_str();
+  c->add_option("--warmup", a->warmup, "untimed generations before them")->capture_default_str();
+  a->fusion.add_to(c);
+  a->common.add_to(c);
+  return [a] { return generate(*a); };
+}
+
+}  // namespace gaf::cli

@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""Decoding bench: greedy generation on the decoder of test/models/export_gpt2_kv.py (prompt 32,
+NEW new tokens) — ours (`gaf generate`, JIT, dynamic dims) vs ONNX Runtime CPU (bench/ort_generate.js,
+Node) vs PyTorch eager with its KV cache (bench/torch_generate.py), all at 2 threads, in
+interleaved rounds (ours, ORT, torch; ROUNDS times). Each round is one process per peer with one
+warm-up generation and REPEAT timed ones; a round's figure is the median over its generations
+(time to first token) or tokens (a decode step). Prints a markdown table: the median over rounds
+and the spread (min..max of the round figures), and checks every peer's tokens against PyTorch's.
+
+usage: decoding_bench.py --gaf build/gaf --node-path DIR/node_modules [--rounds 5] [--repeat 3]
+       [--new-tokens 128] [--work-dir /tmp/gaf_decoding]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = "/usr/bin/python3"
+
+
+def run(cmd, env=None):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit("decoding_bench: %s failed (exit %d): %s" % (cmd[0], r.returncode, r.stderr.strip()[-500:]))
+    return r.stdout
+
+
+def ours(a, d):
+    out = run([a.gaf, "generate", d, "--input-ids", d + "/input_ids.npy", "--new-tokens", str(a.new_tokens),
+               "--repeat", str(a.repeat), "--warmup", "1", "--threads", "2", "-v",
+               "--compare", d + "/expected_tokens.npy"])
+    first = float(re.search(r"time to first token: median ([\d.]+) ms", out).group(1))
+    step = float(re.search(r"decode: median ([\d.]+) ms per token", out).group(1))
+    return first, step, True  # --compare exits 3 on a differing token
+
+
+def peer(cmd, d, env=None):
+    r = json.loads(run(cmd, env))
+    expected = np.load(d + "/expected_tokens.npy")[0].tolist()
+    return statistics.median(r["first_token_ms"]), statistics.median(r["step_ms"]), r["tokens"] == expected
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gaf", required=True)
+    ap.add_argument("--node-path", required=True, help="the node_modules folder holding onnxruntime-node")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--work-dir", default="/tmp/gaf_decoding")
+    a = ap.parse_args()
+    d = os.path.join(a.work_dir, "gpt2_kv")
+    run([PY, os.path.join(HERE, "..", "test", "models", "export_gpt2_kv.py"), d, "--new-tokens", str(a.new_tokens)])
+    env = dict(os.environ, NODE_PATH=a.node_path)
+    peers = {
+        "ours (gaf generate)": lambda: ours(a, d),
+        "ONNX Runtime 1.30 CPU": lambda: peer(["node", os.path.join(HERE, "ort_generate.js"), d, str(a.new_tokens),
+                                              str(a.repeat)], d, env),
+        "PyTorch eager": lambda: peer([PY, os.path.join(HERE, "torch_generate.py"), d, str(a.new_tokens),
+                                      str(a.repeat)], d),
+    }
+    got = {name: [] for name in peers}
+    for r in range(a.rounds):
+        for name, fn in peers.items():
+            got[name].append(fn())
+        print("round %d/%d done" % (r + 1, a.rounds), file=sys.stderr)
+    ort = got["ONNX Runtime 1.30 CPU"]
+    ort_first = statistics.median(x[0] for x in ort)
+    ort_step = statistics.median(x[1] for x in ort)
+    print("| peer | time to first token (ms) | spread | decode step (ms) | spread | tokens/s | vs ORT (first / step) | tokens = PyTorch's |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, rows in got.items():
+        first = [x[0] for x in rows]
+        step = [x[1] for x in rows]
+        mf, ms = statistics.median(first), statistics.median(step)
+        print("| %s | %.3f | %.3f..%.3f | %.3f | %.3f..%.3f | %.0f | %.2fx / %.2fx | %s |" % (
+            name, mf, min(first), max(first), ms, min(step), max(step), 1000 / ms, mf / ort_first, ms / ort_step,
+            "yes" if all(x[2] for x in rows) else "NO"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+#include "engine/generator.h"
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "fusion/frontend/onnx_import.h"
+
+namespace gaf {
+
+namespace {
+
+constexpr const char* kIds = "input_ids";
+constexpr const char* kPastPrefix = "past_key_values.";
+constexpr const char* kPresentPrefix = "present.";
+constexpr const char* kLogits = "logits";
+
+std::string present_of(const std::string& past) {
+  return kPresentPrefix + past.substr(std::strlen(kPastPrefix));
+}
+
+bool has_output(const Graph& g, const std::string& name) {
+  for (const std::string& o : g.outputs())
+    if (o == name) return true;
+  return false;
+}
+
+// input_ids' two dims: the batch and the sequence. Each is a symbol or the value given.
+std::pair<Dim, Dim> ids_dims(const Graph& g, const std::string& file) {
+  for (const std::string& in : g.inputs()) {
+    if (in != kIds) continue;
+    const TensorType& t = g.value(in).type;
+    if (t.dtype != DType::Int64 || t.dims.size() != 2)
+      throw GafError(file + ": input 'input_ids' is " + t.str() + ", expected int64 [batch, seq]");
+    return {t.dims[0], t.dims[1]};
+  }
+  throw GafError(file + ": has no input 'input_ids'");
+}
+
+// Binds a dim of the model to one value: a symbol is bound, a fixed extent must equal it.
+void bind_dim(ModelOptions& m, const Dim& d, int64_t v, const std::string& file, const std::string& what) {
+  if (!d.symbol.empty()) m.dims[d.symbol] = v;
+  else if (d.value != v)
+    throw GafError(file + ": input 'input_ids' has " + what + " " + std::to_string(d.value) + ", the run needs " +
+                   std::to_string(v));
+}
+
+std::string path_in(const std::string& dir, const char* file) { return (std::filesystem::path(dir) / file).string(); }
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::string& dir, int64_t batch,
+                         int64_t max_len) {
+  const std::string pf = path_in(dir, "decoder_model.onnx"), sf = path_in(dir, "decoder_with_past_model.onnx");
+  if (max_len < 2) throw GafError("--max-len " + std::to_string(max_len) + ": must be at least 2 (a prompt and one step)");
+  DecoderDims d;
+  auto [pb, ps] = ids_dims(prefill, pf);
+  bind_dim(d.prefill, pb, batch, pf, "batch");
+  if (ps.symbol.empty())
+    throw GafError(pf + ": input 'input_ids' has a fixed length " + std::to_string(ps.value) + ", expected a symbolic seq dim");
+  if (max_len == 1) d.prefill.dims[ps.symbol] = 1;
+  else d.prefill.dim_ranges[ps.symbol] = {1, max_len};
+
+  auto [sb, ss] = ids_dims(step, sf);
+  bind_dim(d.step, sb, batch, sf, "batch");
+  bind_dim(d.step, ss, 1, sf, "seq");
+  for (const std::string& in : step.inputs()) {
+    if (in == kIds) continue;
+    if (in.rfind(kPastPrefix, 0) != 0)
+      throw GafError(sf + ": input '" + in + "' is neither input_ids nor a past_key_values.* input");
+    const std::string present = present_of(in);
+    if (!has_output(step, present)) throw GafError(sf + ": input '" + in + "' has no output '" + present + "'");
+    if (!has_output(prefill, present)) throw GafError(pf + ": has no output '" + present + "' (for '" + in + "')");
+    for (const Dim& dim : step.value(in).type.dims)
+      if (!dim.symbol.empty() && !d.step.dims.count(dim.symbol)) d.step.dim_ranges[dim.symbol] = {1, max_len - 1};
+  }
+  if (d.step.dim_ranges.empty()) throw GafError(sf + ": no past_key_values.* input with a symbolic length");
+  for (const auto* g : {&prefill, &step})
+    if (!has_output(*g, kLogits)) throw GafError((g == &prefill ? pf : sf) + ": has no output 'logits'");
+  return d;
+}
+
+Tensor last_position_argmax(const Tensor& logits) {
+  if (logits.dtype() != DType::Float32 || logits.shape().size() != 3 || logits.shape()[1] < 1)
+    throw GafError("output 'logits' is " + std::string(dtype_name(logits.dtype())) + " " + shape_str(logits.shape()) +
+                   ", expected float32 [batch, seq, vocab]");
+  const int64_t b = logits.shape()[0], s = logits.shape()[1], v = logits.shape()[2];
+  Tensor ids(DType::Int64, {b, 1});
+  for (int64_t r = 0; r < b; ++r) {
+    const float* row = logits.data<float>() + (r * s + s - 1) * v;
+    int64_t best = 0;
+    for (int64_t i = 1; i < v; ++i)
+      if (row[i] > row[best]) best = i;
+    ids.data<int64_t>()[r] = best;
+  }
+  return ids;
+}
+
+Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base)
+    : dir_(dir), batch_(batch), max_len_(max_len) {
+  const std::string pf = path_in(dir, "decoder_model.onnx"), sf = path_in(dir, "decoder_with_past_model.onnx");
+  for (const std::string& f : {pf, sf})
+    if (!std::filesystem::is_regular_file(f)) throw GafError(f + ": no such file (expected optimum's two decoder files)");
+  const Graph step_graph = import_onnx_file(sf);
+  dims_ = decoder_dims(import_onnx_file(pf), step_graph, dir, batch, max_len);
+  for (const std::string& in : step_graph.inputs())
+    if (in != kIds) past_.push_back(in);
+  EngineOptions po = base, so = base;
+  po.model = dims_.prefill;
+  so.model = dims_.step;
+  prefill_ = std::make_unique<Engine>(pf, po);
+  step_ = std::make_unique<Engine>(sf, so);
+}
+
+Generator::~Generator() = default;
+
+int64_t Generator::vocab() const { return prefill_->graph().value(kLogits).type.dims.back().value; }
+
+void Generator::compile() {
+  prefill_->compile();
+  step_->compile();
+}
+
+Generation Generator::generate(const Tensor& prompt, int64_t new_tokens) {
+  if (prompt.dtype() != DType::Int64 || prompt.shape().size() != 2 || prompt.shape()[0] != batch_ || prompt.shape()[1] < 1)
+    throw GafError("prompt is " + std::string(dtype_name(prompt.dtype())) + " " + shape_str(prompt.shape()) +
+                   ", expected int64 [" + std::to_string(batch_) + ", P] with P >= 1");
+  const int64_t p = prompt.shape()[1];
+  if (new_tokens < 1) throw GafError("new tokens: " + std::to_string(new_tokens) + ", expected at least 1");
+  if (p + new_tokens - 1 > max_len_)
+    throw GafError("prompt " + std::to_string(p) + " + " + std::to_string(new_tokens) + " new tokens needs --max-len " +
+                   std::to_string(p + new_tokens - 1) + " or more (it is " + std::to_string(max_len_) + ")");
+  compile();
+  Generation g;
+  g.tokens = Tensor(DType::Int64, {batch_, new_tokens});
+  auto keep = [&](const Tensor& next, int64_t t) {
+    for (int64_t r = 0; r < batch_; ++r) g.tokens.data<int64_t>()[r * new_tokens + t] = next.data<int64_t>()[r];
+  };
+  TensorMap in{{kIds, prompt}}, out;
+  auto t0 = std::chrono::steady_clock::now();
+  prefill_->run(in, out);
+  Tensor next = last_position_argmax(out.at(kLogits));
+  g.first_token_ms = ms_since(t0);
+  keep(next, 0);
+  for (int64_t t = 1; t < new_tokens; ++t) {
+    t0 = std::chrono::steady_clock::now();
+    in[kIds] = next;
+    // present.X moves to past_key_values.X: the next run must not write into the tensor it reads.
+    for (const std::string& past : past_) {
+      auto it = out.find(present_of(past));
+      in[past] = std::move(it->second);
+      out.erase(it);
+    }
+    step_->run(in, out);
+    next = last_position_argmax(out.at(kLogits));
+    g.step_ms.push_back(ms_since(t0));
+    keep(next, t);
+  }
+  return g;
+}
+
+}  // namespace gaf

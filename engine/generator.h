@@ -1,0 +1,63 @@
+// Greedy autoregressive decoding with a decoder exported as Hugging Face optimum exports one: two
+// ONNX files in one folder, from the same weights,
+//   decoder_model.onnx            input_ids [batch, seq] -> logits [batch, seq, vocab], present.*
+//   decoder_with_past_model.onnx  input_ids [batch, 1], past_key_values.* -> logits, present.*
+// (present.X is fed back as past_key_values.X). Each file is one Engine with dynamic dims, so one
+// plan serves every length: the prefill over seq = 1..max_len, a step over past = 1..max_len-1
+// with seq = 1. The dims' names are read from the files' inputs (decoder_dims), not assumed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace gaf {
+
+// The --dim bindings of both engines, from the models' inputs: input_ids' dims are [batch, seq];
+// every other dim symbol of a past_key_values.* input is the cache length. Throws GafError naming
+// the file and input when the files do not have this form (an input without its present.*
+// output, input_ids missing or not int64 [batch, seq]).
+struct DecoderDims {
+  ModelOptions prefill, step;
+};
+DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::string& dir, int64_t batch,
+                         int64_t max_len);
+
+struct Generation {
+  Tensor tokens;                 // int64 [batch, new_tokens]
+  double first_token_ms = 0;     // the prefill and the first argmax
+  std::vector<double> step_ms;   // each later token: feeding present back, one step, the argmax
+};
+
+class Generator {
+ public:
+  // `dir` holds the two files; `base` carries everything but the dims (fusion controls,
+  // threads). max_len bounds prompt + new tokens - 1 (the longest cache a step reads plus one).
+  Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base);
+  ~Generator();
+
+  // Compiles both engines' kernels (the first generate() does it otherwise).
+  void compile();
+  // Greedy: the prompt's prefill gives token 0, each step feeds the previous token and the cache.
+  // `prompt` is int64 [batch, P]; GafError when P < 1 or P + new_tokens - 1 > max_len.
+  Generation generate(const Tensor& prompt, int64_t new_tokens);
+
+  const DecoderDims& dims() const { return dims_; }
+  int64_t vocab() const;  // logits' last dim
+  int64_t max_len() const { return max_len_; }
+
+ private:
+  std::string dir_;
+  int64_t batch_, max_len_;
+  DecoderDims dims_;
+  std::vector<std::string> past_;  // past_key_values.* inputs of a step, fed from present.*
+  std::unique_ptr<Engine> prefill_, step_;
+};
+
+// The index of the largest logit at the last position of each row of logits [batch, seq, vocab]
+// (the first on a tie, as torch.argmax), as int64 [batch, 1].
+Tensor last_position_argmax(const Tensor& logits);
+
+}  // namespace gaf

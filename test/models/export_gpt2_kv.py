@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""GPT-2-style decoder with a KV cache, exported the way Hugging Face optimum exports one for
+generation: two ONNX files from the same module and weights.
+
+  decoder_model.onnx            input_ids [batch, seq]
+                                -> logits [batch, seq, vocab], present.{i}.key/value [batch, heads, seq, head_dim]
+  decoder_with_past_model.onnx  input_ids [batch, seq], past_key_values.{i}.key/value [batch, heads, past, head_dim]
+                                -> logits, present.{i}.key/value [batch, heads, past + seq, head_dim]
+
+The model: token and learned position embeddings, pre-LN blocks, causal mask (GPT-2's bool buffer
+sliced to the query rows [past, past + seq) and key columns [0, past + seq), applied with
+torch.where), tanh GELU, final LayerNorm, LM head tied to the token embedding. Position ids are
+arange(past, past + seq), computed inside the model from the cache's length.
+
+Also written: input_ids.npy (a seeded prompt, 1 x PROMPT ids) and expected_tokens.npy (int64
+[1, N]: PyTorch's greedy generation of N tokens after the prompt with its own KV cache).
+
+usage: export_gpt2_kv.py OUT_DIR [--new-tokens N] [--prompt-len P]
+"""
+import argparse
+import math
+import os
+
+import numpy as np
+import torch
+from torch import nn
+
+HIDDEN, HEADS, LAYERS, VOCAB, MAX_POS = 128, 4, 2, 512, 256
+HEAD_DIM = HIDDEN // HEADS
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_attn = nn.Linear(HIDDEN, 3 * HIDDEN)
+        self.c_proj = nn.Linear(HIDDEN, HIDDEN)
+        self.register_buffer("bias", torch.tril(torch.ones(MAX_POS, MAX_POS, dtype=torch.bool)))
+
+    def heads(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, HEADS, HEAD_DIM).transpose(1, 2)
+
+    def forward(self, x, past):
+        q, k, v = self.c_attn(x).split(HIDDEN, dim=2)
+        q, k, v = self.heads(q), self.heads(k), self.heads(v)
+        if past is not None:
+            k = torch.cat([past[0], k], dim=2)
+            v = torch.cat([past[1], v], dim=2)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(HEAD_DIM)
+        s, total = q.shape[2], k.shape[2]
+        keep = self.bias[total - s:total, :total]
+        scores = torch.where(keep, scores, torch.tensor(torch.finfo(scores.dtype).min))
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+        ctx = ctx.transpose(1, 2).reshape(x.shape)
+        return self.c_proj(ctx), (k, v)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(HIDDEN)
+        self.attn = Attention()
+        self.ln_2 = nn.LayerNorm(HIDDEN)
+        self.c_fc = nn.Linear(HIDDEN, 4 * HIDDEN)
+        self.c_proj = nn.Linear(4 * HIDDEN, HIDDEN)
+
+    def forward(self, x, past):
+        a, present = self.attn(self.ln_1(x), past)
+        x = x + a
+        return x + self.c_proj(gelu_tanh(self.c_fc(self.ln_2(x)))), present
+
+
+class Gpt2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, HIDDEN)
+        self.wpe = nn.Embedding(MAX_POS, HIDDEN)
+        self.h = nn.ModuleList([Block() for _ in range(LAYERS)])
+        self.ln_f = nn.LayerNorm(HIDDEN)
+
+    def forward(self, ids, past=None):
+        """past: None or a list of (key, value) per layer. Returns logits and the presents."""
+        past_len = 0 if past is None else past[0][0].shape[2]
+        pos = torch.arange(past_len, past_len + ids.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.wte(ids) + self.wpe(pos)
+        presents = []
+        for i, block in enumerate(self.h):
+            x, p = block(x, None if past is None else past[i])
+            presents.append(p)
+        return torch.matmul(self.ln_f(x), self.wte.weight.t()), presents  # tied LM head
+
+
+def make_model():
+    """The seeded model (bench/torch_generate.py builds the same one); the RNG then draws the prompt."""
+    torch.manual_seed(0)
+    model = Gpt2().eval()
+    with torch.no_grad():
+        # nn.Embedding's N(0, 1) makes greedy repeat one token forever, which tests nothing; small
+        # token and large position embeddings give ~100 distinct tokens in 128 with the top two
+        # logits >= 0.03 apart (logit std ~3.4), far above fp32 noise.
+        nn.init.normal_(model.wte.weight, std=0.3)
+        nn.init.normal_(model.wpe.weight, std=2.0)
+    return model
+
+
+def flat(logits, presents):
+    out = [logits]
+    for k, v in presents:
+        out += [k, v]
+    return tuple(out)
+
+
+class Prefill(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, ids):
+        return flat(*self.m(ids))
+
+
+class WithPast(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, ids, *past):
+        return flat(*self.m(ids, [(past[2 * i], past[2 * i + 1]) for i in range(LAYERS)]))
+
+
+def present_names():
+    return [n for i in range(LAYERS) for n in ("present.%d.key" % i, "present.%d.value" % i)]
+
+
+def past_names():
+    return [n for i in range(LAYERS) for n in ("past_key_values.%d.key" % i, "past_key_values.%d.value" % i)]
+
+
+def greedy(model, prompt, n):
+    """PyTorch's greedy generation with its own KV cache: n token ids after the prompt."""
+    logits, past = model(prompt)
+    tokens, margins = [], []
+    for _ in range(n):
+        top = torch.topk(logits[0, -1], 2).values
+        margins.append(float(top[0] - top[1]))
+        nxt = int(torch.argmax(logits[0, -1]))
+        tokens.append(nxt)
+        logits, past = model(torch.tensor([[nxt]], dtype=torch.long), past)
+    return np.array([tokens], dtype=np.int64), min(margins)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out_dir")
+    ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--prompt-len", type=int, default=32)
+    a = ap.parse_args()
+    if a.prompt_len + a.new_tokens > MAX_POS:
+        ap.error("prompt + new tokens must fit the %d positions" % MAX_POS)
+    os.makedirs(a.out_dir, exist_ok=True)
+    model = make_model()
+    prompt = torch.randint(0, VOCAB, (1, a.prompt_len), dtype=torch.long)
+    with torch.no_grad():
+        # Example inputs of different lengths, so the exporter cannot take past for seq.
+        ids = torch.randint(0, VOCAB, (1, 3), dtype=torch.long)
+        past = [t for _ in range(LAYERS) for t in (torch.randn(1, HEADS, 5, HEAD_DIM),) * 2]
+        seq_axes = {0: "batch", 1: "seq"}
+        kv_in = {0: "batch", 2: "past"}
+        torch.onnx.export(Prefill(model), (ids,), os.path.join(a.out_dir, "decoder_model.onnx"), opset_version=14,
+                          input_names=["input_ids"], output_names=["logits"] + present_names(),
+                          dynamic_axes={"input_ids": seq_axes, "logits": seq_axes,
+                                        **{n: {0: "batch", 2: "seq"} for n in present_names()}})
+        torch.onnx.export(WithPast(model), (ids, *past), os.path.join(a.out_dir, "decoder_with_past_model.onnx"),
+                          opset_version=14, input_names=["input_ids"] + past_names(),
+                          output_names=["logits"] + present_names(),
+                          dynamic_axes={"input_ids": seq_axes, "logits": seq_axes,
+                                        **{n: kv_in for n in past_names()},
+                                        **{n: {0: "batch", 2: "past+seq"} for n in present_names()}})
+        expected, margin = greedy(model, prompt, a.new_tokens)
+    np.save(os.path.join(a.out_dir, "input_ids.npy"), prompt.numpy())
+    np.save(os.path.join(a.out_dir, "expected_tokens.npy"), expected)
+    print("smallest top-1/top-2 logit gap over the %d tokens: %.4f" % (a.new_tokens, margin))
+
+
+if __name__ == "__main__":
+    main()
