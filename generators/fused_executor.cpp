@@ -133,19 +133,16 @@ TensorMap FusedExecutor::run(const TensorMap& inputs) {
   return outputs;
 }
 
-void FusedExecutor::run(const TensorMap& given, TensorMap& outputs) {
-  const std::map<std::string, int64_t> bound = check_graph_inputs(g_, given);
-  const TensorMap* inputs = &given;
-  TensorMap with_shapes;  // with dynamic dims: the given inputs and the shapes computed from the dims
+void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
+  const std::map<std::string, int64_t> bound = check_graph_inputs(g_, inputs);
+  // With dynamic dims: the class of the run's dims. Constants whose contents depend on the dims
+  // (Value::sym_contents) are value or shape-only inputs, compiled into the kernels as
+  // expressions: no kernel reads their tensors, so they are not evaluated here.
   if (!g_.dynamic.empty()) {
-    dims_.clear();
-    for (const auto& [name, range] : g_.dynamic) dims_[name] = bound.at(name);
+    for (auto& [name, value] : dims_) value = bound.at(name);
     current_ = find_shape_class(classes_, dims_);
-    with_shapes = given;
-    for (auto& [name, t] : symbolic_constants_at(g_, dims_)) with_shapes[name] = t;
-    inputs = &with_shapes;
   }
-  ValueStore store(g_, *inputs, reads_);
+  ValueStore store(g_, inputs, reads_);
   group_ms_.assign(plan_.groups.size(), 0.0);
   if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
   std::vector<const Tensor*> ins;
