@@ -21,6 +21,10 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
     : id_(grp.id), npu_source_(opts.source == ScheduleSource::NpuTile) {
   for (const auto& [name, range] : g.dynamic) {
     symbols_.emplace_back("dim_" + name);
+    // Known bounds let Halide's simplifier divide by the dim: a head's rows [h*seq, h*seq+seq)
+    // then give head h alone ((h*seq + seq - 1) / seq = h needs seq >= 1), not a loop over every
+    // head when K^T is staged per head.
+    symbols_.back().set_range(static_cast<int32_t>(range.lo), static_cast<int32_t>(range.hi));
     symbol_exprs_[name] = symbols_.back();
   }
   params_.resize(grp.inputs.size());

@@ -110,8 +110,10 @@ void schedule_statistic(const Stage& s, const Placement& at, const HostScheduleP
   Func f = s.func;
   at.apply(f);
   if (s.reduction.size() != 1 || !f.has_update_definition()) return;
+  // A constant extent must be whole vectors; a symbolic one (a dynamic dim, e.g. Softmax over
+  // seq) gets a guarded split: the lanes past the end take no part (Halide predicates them).
   const int64_t* extent = as_const_int(s.reduction[0].extent());
-  if (!extent || *extent % p.lanes != 0 || *extent < 2 * p.lanes) return;
+  if (extent && (*extent % p.lanes != 0 || *extent < 2 * p.lanes)) return;
   // Partial results per lane, then one horizontal reduction: the sum's association changes
   // (within fp32 rounding of a sequential sum), the unfused baseline uses the same schedule.
   RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
