@@ -91,6 +91,7 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
     for (const std::string& o : grp.outputs)
       if (graph_outputs_.count(o)) computed_outputs_.insert(o);
   }
+  last_use_ = last_uses(reads_);
   if (memory.arena_bytes > 0) {
     static_assert(MemoryPlan::kArenaAlignment <= 64, "tensor storage is 64-byte aligned");
     arena_ = allocate_tensor_storage(memory.arena_bytes, g_.name + ": the arena of " +
@@ -142,7 +143,7 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     for (auto& [name, value] : dims_) value = bound.at(name);
     current_ = find_shape_class(classes_, dims_);
   }
-  ValueStore store(g_, inputs, reads_);
+  ValueStore store(g_, inputs, last_use_);
   group_ms_.assign(plan_.groups.size(), 0.0);
   if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
   std::vector<const Tensor*> ins;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "generators/shape_classes.h"
+#include "generators/value_store.h"
 #include <functional>
 #include <map>
 #include <memory>
@@ -79,6 +80,7 @@ class FusedExecutor {
   std::map<std::string, int64_t> arena_offset_;   // value -> offset in arena_
   std::set<std::string> graph_outputs_, computed_outputs_;  // the latter: written by some group
   std::vector<std::vector<std::string>> reads_;    // per group, the values it reads
+  LastUse last_use_;                               // from reads_, once
   // Per group, the members whose schema checks input contents (Gather's indices) and whose
   // inputs all come from outside the group: checked on the host before the kernel runs, since
   // the compiled algorithm clamps. Empty for most groups (BERT has none).

@@ -13,16 +13,29 @@
 
 namespace gaf {
 
+// The step that reads each value last, from reads[s] = the values step s reads. An executor that
+// runs the same steps every time computes it once.
+using LastUse = std::map<std::string, size_t>;
+inline LastUse last_uses(const std::vector<std::vector<std::string>>& reads) {
+  LastUse last;
+  for (size_t s = 0; s < reads.size(); ++s)
+    for (const std::string& v : reads[s])
+      if (!v.empty()) last[v] = s;
+  return last;
+}
+
 class ValueStore {
  public:
   // reads[s] = the values step s reads.
   ValueStore(const Graph& g, const std::map<std::string, Tensor>& inputs,
              const std::vector<std::vector<std::string>>& reads)
-      : g_(g), env_(inputs), keep_(g.outputs().begin(), g.outputs().end()) {
+      : g_(g), env_(inputs), keep_(g.outputs().begin(), g.outputs().end()), owned_(last_uses(reads)), last_use_(owned_) {
     for (const auto& [name, _] : inputs) keep_.insert(name);
-    for (size_t s = 0; s < reads.size(); ++s)
-      for (const std::string& v : reads[s])
-        if (!v.empty()) last_use_[v] = s;
+  }
+  // `last_use` (last_uses of the steps) outlives the store.
+  ValueStore(const Graph& g, const std::map<std::string, Tensor>& inputs, const LastUse& last_use)
+      : g_(g), env_(inputs), keep_(g.outputs().begin(), g.outputs().end()), last_use_(last_use) {
+    for (const auto& [name, _] : inputs) keep_.insert(name);
   }
 
   const Tensor* get(const std::string& name) const {
@@ -69,7 +82,8 @@ class ValueStore {
   const Graph& g_;
   std::map<std::string, Tensor> env_;
   std::set<std::string> keep_;  // graph inputs and outputs are never freed
-  std::map<std::string, size_t> last_use_;
+  LastUse owned_;  // when built from reads
+  const LastUse& last_use_;
   size_t live_ = 0, peak_ = 0;
 };
 
