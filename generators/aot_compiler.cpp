@@ -121,12 +121,6 @@ struct CompiledKernels {
   int tuned = 0;
 };
 
-// The graph each size class's kernels are built from: typed at the class's schedule point.
-std::optional<Graph> class_graph(const Graph& g, const ShapeClass& c) {
-  if (g.dynamic.empty()) return std::nullopt;
-  return typed_at(g, c.schedule_point());
-}
-
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const AotOptions& opts,
                                 const std::vector<Halide::Target>& targets, const StagingDir& stage) {
   const Halide::Target& target = targets.front();

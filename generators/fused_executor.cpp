@@ -47,8 +47,7 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
   kernels_.assign(classes_.size(), {});
   size_t done = 0;
   for (size_t c = 0; c < classes_.size(); ++c) {
-    std::optional<Graph> typed;
-    if (!g.dynamic.empty()) typed = typed_at(g, classes_[c].schedule_point());
+    const std::optional<Graph> typed = class_graph(g, classes_[c]);
     const Graph& gc = typed ? *typed : g;
     for (const FusionGroup& grp : plan.groups) {
       const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, target, machine) : nullptr;

@@ -25,7 +25,8 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
     // then give head h alone ((h*seq + seq - 1) / seq = h needs seq >= 1), not a loop over every
     // head when K^T is staged per head.
     symbols_.back().set_range(static_cast<int32_t>(range.lo), static_cast<int32_t>(range.hi));
-    symbol_exprs_[name] = symbols_.back();
+    // A dim with one value in this kernel's size class is a constant: a static kernel.
+    symbol_exprs_[name] = range.lo == range.hi ? Expr(static_cast<int32_t>(range.lo)) : Expr(symbols_.back());
   }
   params_.resize(grp.inputs.size());
   for (const std::string& in : grp.inputs) {

@@ -1,5 +1,6 @@
 #include "generators/shape_classes.h"
 
+#include "fusion/ops/symbolic_dims.h"
 #include "runtime/tensor.h"
 
 namespace gaf {
@@ -45,6 +46,13 @@ std::vector<ShapeClass> shape_classes(const SymbolRanges& dynamic, const std::ve
     classes = std::move(next);
   }
   return classes;
+}
+
+std::optional<Graph> class_graph(const Graph& g, const ShapeClass& c) {
+  if (g.dynamic.empty()) return std::nullopt;
+  Graph typed = typed_at(g, c.schedule_point());
+  typed.dynamic = c.ranges;
+  return typed;
 }
 
 size_t find_shape_class(const std::vector<ShapeClass>& classes, const SymBindings& dims) {

@@ -5,9 +5,11 @@
 // At run time the class that holds the run's dims is chosen. No Halide here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "fusion/ir/graph.h"
 #include "runtime/sym_expr.h"
 
 namespace gaf {
@@ -34,6 +36,12 @@ inline const std::vector<int64_t> kShapeClassCuts = {2, 16, 128, 256, 512, 1024,
 // when nothing is dynamic.
 std::vector<ShapeClass> shape_classes(const SymbolRanges& dynamic,
                                       const std::vector<int64_t>& cuts = kShapeClassCuts);
+// The graph a class's kernels are built from: typed at the class's schedule point, with the
+// class's sub-ranges as its dynamic dims (the kernels' parameters get those bounds, and a dim
+// whose sub-range is one value, e.g. seq=1..1, becomes a constant: a static kernel). Nothing
+// for a static graph (build from `g` itself).
+std::optional<Graph> class_graph(const Graph& g, const ShapeClass& c);
+
 // Index of the class holding `dims`; throws GafError naming the dims when none does.
 size_t find_shape_class(const std::vector<ShapeClass>& classes, const SymBindings& dims);
 

@@ -215,3 +215,26 @@ TEST(DynamicDims, ContentsReadAsDataRunInKernels) {
     EXPECT_EQ(y.data<float>()[0], static_cast<float>(p)) << "past " << p;
   }
 }
+
+// Two dynamic dims (batch 1..4, seq 1..64): one engine, size classes for both, runs that equal
+// engines specialised to each (batch, seq) (tolerance as above).
+TEST_F(DynamicBert, BatchAndSeqBothDynamic) {
+  ModelOptions dynamic;
+  dynamic.dim_ranges["batch"] = {1, 4};
+  dynamic.dim_ranges["seq"] = {1, 64};
+  Engine engine("builtin:bert-base", options(dynamic));
+  EXPECT_EQ(engine.compile().stats().schedule_fallbacks, std::vector<std::string>{});
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 9}, {1, 64}, {4, 1}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
+    TensorMap in{{"hidden_states", gaf::testing::random_uniform({batch, seq, 768}, 7)},
+                 {"attention_mask", Tensor(DType::Float32, {batch, seq})}};
+    for (int64_t i = 0; i < batch * seq; ++i) in["attention_mask"].data<float>()[i] = 1.0f;
+    ModelOptions fixed;
+    fixed.seq = seq;
+    fixed.batch = batch;
+    Engine specialised("builtin:bert-base", options(fixed));
+    EXPECT_EQ(gaf::testing::compare_tensors(engine.run(in).at("last_hidden_state"),
+                                            specialised.run(in).at("last_hidden_state")),
+              "");
+  }
+}
