@@ -187,7 +187,8 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   }
   for (size_t i = 2; i < a.size(); ++i) order.emplace_back(a[i]);
   f.reorder(order);
-  f.vectorize(ni, t.lanes).unroll(ni).unroll(mi);
+  f.vectorize(ni, t.lanes).unroll(ni);
+  if (t.rows > 1) f.unroll(mi);  // one row (one decoded token): nothing to unroll
   std::vector<Var> outer;
   if (o.blocked) outer.push_back(mb);
   outer.insert(outer.end(), a.begin() + 2, a.end());
@@ -206,7 +207,8 @@ void tiles_at(const Placement& at, const TensorFunc& mm, const Stage& acc, int64
   MatMulTile inner = t;
   inner.rows = std::min<int>(t.rows, static_cast<int>(rows));
   s.tile(sa[0], sa[1], no, so, ni, si, t.width, inner.rows, TailStrategy::ShiftInwards);
-  s.reorder(ni, si, so, no).vectorize(ni, t.lanes).unroll(ni).unroll(si);
+  s.reorder(ni, si, so, no).vectorize(ni, t.lanes).unroll(ni);
+  if (inner.rows > 1) s.unroll(si);
   accumulate_per_tile(Placement::at(s, so), acc, inner, p);
 }
 
