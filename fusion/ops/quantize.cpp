@@ -15,22 +15,27 @@ namespace {
 
 bool is_quantized(DType t) { return t == DType::Int8 || t == DType::UInt8; }
 
+bool is_scalar_param(const InferContext& c, int i) {
+  return !c.has_input(i) || (shape_numel(c.shape(i)) == 1 && c.rank(i) <= 1);
+}
+
 // Scale / zero point of a per-tensor (one element) or per-axis (1-D along `axis` of input 0)
 // quantization; `axis` is -1 when only per-tensor is allowed (opset < 13).
 void check_quant_param(const InferContext& c, int i, int axis, const char* what) {
-  if (!c.has_input(i)) return;
-  if (shape_numel(c.shape(i)) == 1 && c.rank(i) <= 1) return;
+  if (is_scalar_param(c, i)) return;
   c.check(axis >= 0, std::string(what) + " must be a scalar before opset 13, got " + shape_str(c.shape(i)));
   c.check(c.rank(i) == 1 && c.shape(i)[0] == c.shape(0)[axis],
           std::string(what) + " must be a scalar or 1-D of input 0's axis " + std::to_string(axis) + " (" +
               std::to_string(c.shape(0)[axis]) + " elements), got " + shape_str(c.shape(i)));
 }
 
+// The quantization axis, -1 for per-tensor parameters (then `axis` is not read: its default 1
+// would be out of range for a 1-D input) and before opset 13 (per-tensor only).
 int quant_axis(const InferContext& c) {
-  if (c.attrs().get_int("_opset", 13) < 13) return -1;
   c.check(!c.attrs().has("block_size") || c.attrs().get_int("block_size", 0) == 0,
           "unsupported attribute block_size (blocked quantization)");
-  return c.axis(c.attrs().get_int("axis", 1), std::max(c.rank(0), 1));
+  if (c.attrs().get_int("_opset", 13) < 13 || (is_scalar_param(c, 1) && is_scalar_param(c, 2))) return -1;
+  return c.axis(c.attrs().get_int("axis", 1), c.rank(0));
 }
 
 // Input i (scale or zero point) at output index v: element 0, or element v[axis].
