@@ -149,6 +149,7 @@ TEST(OnnxConformance, ReferenceExecutorMatchesOnnxTestData) {
           why_ref = why_fused = set + ex_.what();
           break;
         }
+        // (below: test data in a type we do not read, e.g. bfloat16 stored as UINT16, is a skip)
         auto check = [&](const std::function<TensorMap()>& run) -> std::string {
           try {
             TensorMap outs = run();
@@ -169,6 +170,11 @@ TEST(OnnxConformance, ReferenceExecutorMatchesOnnxTestData) {
       std::smatch refused;
       if (std::regex_search(why_ref, refused, std::regex("\\(([A-Za-z]+)\\): unsupported attribute"))) {
         ++skip_reasons[std::string(refused[1]) + " configuration"];
+        ++skipped;
+        continue;
+      }
+      if (why_ref.find(".pb: tensor element type") != std::string::npos) {
+        ++skip_reasons["test data dtype"];
         ++skipped;
         continue;
       }

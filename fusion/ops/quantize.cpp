@@ -183,13 +183,15 @@ Expr int_matmul(BuildContext& b, const IntMatMul& m, const std::vector<Var>& v) 
     if (z.rank() == 1 && z.shape[0] != 1) return cast<int32_t>(z({Expr(at)}));
     return cast<int32_t>(z(std::vector<Expr>(z.rank(), Expr(0))));
   };
-  Expr a = cast<int32_t>(A(index(A, v[R - 2], k.x))) - zero_point(m.a_zp, v[R - 2]);
-  Expr bb = cast<int32_t>(B(index(B, k.x, v[R - 1]))) - zero_point(m.b_zp, v[R - 1]);
+  // The zero points are applied after the sums: sum (a - za)(b - zb) = sum ab - zb sum a - za sum b
+  // + K za zb. Halide 14's x86 dot-product matching computed the direct form wrongly (a + za).
+  Expr a = cast<int32_t>(A(index(A, v[R - 2], k.x))), bb = cast<int32_t>(B(index(B, k.x, v[R - 1])));
+  Expr za = zero_point(m.a_zp, v[R - 2]), zb = zero_point(m.b_zp, v[R - 1]);
   Func acc = b.stage("acc", StageRole::Accumulator, {k.x});
   const std::vector<Var> args = halide_args(v);
-  acc(args) = 0;
-  acc(args) += a * bb;
-  return acc(args);
+  acc(args) = Tuple(0, 0, 0);
+  acc(args) = Tuple(acc(args)[0] + a * bb, acc(args)[1] + a, acc(args)[2] + bb);
+  return acc(args)[0] - zb * acc(args)[1] - za * acc(args)[2] + cast<int32_t>(A.dim(A.rank() - 1)) * za * zb;
 }
 
 void add_matmul_integer(OpRegistry& r) {
