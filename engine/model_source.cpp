@@ -135,6 +135,11 @@ TensorMap make_default_inputs(const Graph& g, uint32_t seed, const std::optional
           break;
         case DType::Int64: t.data<int64_t>()[i] = 0; break;
         case DType::Bool: t.data<uint8_t>()[i] = 1; break;
+        case DType::Float16: t.data<uint16_t>()[i] = float_to_fp16_bits(uniform ? in_range(rng) : normal(rng)); break;
+        case DType::BFloat16: t.data<uint16_t>()[i] = float_to_bf16_bits(uniform ? in_range(rng) : normal(rng)); break;
+        case DType::Int8:
+        case DType::UInt8:
+        case DType::Int32: break;  // zeros (the tensor starts zero-filled)
       }
     }
     inputs[name] = t;

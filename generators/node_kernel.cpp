@@ -4,6 +4,7 @@
 
 #include "fusion/ops/op_builder.h"
 #include "generators/halide_buffers.h"
+#include "schedules/host_target.h"
 #include "schedules/reference_schedule.h"
 
 namespace gaf {
@@ -65,7 +66,7 @@ class JitNodeKernel : public NodeKernel {
     if (funcs.empty()) return;  // nothing to compute
     apply_reference_schedule(b.outputs(), b.stages());
     pipeline_ = Pipeline(funcs);
-    pipeline_.compile_jit(get_jit_target_from_environment());
+    pipeline_.compile_jit(host_target());
   }
 
   const std::vector<TensorDesc>& output_descs() const override { return outs_; }

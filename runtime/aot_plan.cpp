@@ -70,7 +70,7 @@ class Reader {
     t.name = str(j, path, "name");
     std::string d = str(j, path, "dtype");
     bool known = false;
-    for (DType x : {DType::Float32, DType::Int64, DType::Bool})
+    for (DType x : kAllDTypes)
       if (d == dtype_name(x)) t.dtype = x, known = true;
     if (!known) fail(join(path, "dtype"), "unknown dtype '" + d + "'");
     const json& s = array(j, path, "shape");

@@ -14,14 +14,23 @@ namespace {
 const char kMagic[] = "\x93NUMPY";
 constexpr int64_t kMaxHeaderBytes = 65536;
 
-std::string npy_descr(DType t) {
+// NumPy's type code per dtype. bfloat16 has none (NumPy has no such type; ml_dtypes' '<V2'
+// would read back as raw bytes), so .npy refuses it rather than invent a convention.
+const char* npy_descr(DType t) {
   switch (t) {
     case DType::Float32: return "<f4";
     case DType::Int64: return "<i8";
     case DType::Bool: return "|b1";
+    case DType::Float16: return "<f2";
+    case DType::BFloat16: return nullptr;
+    case DType::Int8: return "|i1";
+    case DType::UInt8: return "|u1";
+    case DType::Int32: return "<i4";
   }
-  return "";
+  return nullptr;
 }
+
+const char kSupported[] = "float32 '<f4', float16 '<f2', int64 '<i8', int32 '<i4', int8 '|i1', uint8 '|u1', bool '|b1' are";
 
 }  // namespace
 
@@ -53,13 +62,12 @@ Tensor read_npy(const std::string& path) {
   if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'")))
     throw GafError(path + ": .npy header has no 'descr'");
   std::string descr = m[1];
-  DType dtype;
-  if (descr == "<f4") dtype = DType::Float32;
-  else if (descr == "<i8") dtype = DType::Int64;
-  else if (descr == "|b1") dtype = DType::Bool;
-  else
-    throw GafError(path + ": .npy dtype '" + descr +
-                   "' is not supported (float32 '<f4', int64 '<i8', bool '|b1' are)");
+  // One-byte types have no byte order: NumPy writes '|', '<' is accepted as well.
+  if (descr == "<i1" || descr == "<u1" || descr == "<b1") descr[0] = '|';
+  std::optional<DType> dtype;
+  for (DType t : kAllDTypes)
+    if (npy_descr(t) && descr == npy_descr(t)) dtype = t;
+  if (!dtype) throw GafError(path + ": .npy dtype '" + descr + "' is not supported (" + kSupported + ")");
   if (std::regex_search(header, std::regex("'fortran_order'\\s*:\\s*True")))
     throw GafError(path + ": Fortran-order .npy arrays are not supported (save C-contiguous)");
   if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
@@ -76,7 +84,7 @@ Tensor read_npy(const std::string& path) {
   }
   int64_t bytes;
   try {
-    bytes = byte_size(dtype, shape);
+    bytes = byte_size(*dtype, shape);
   } catch (const GafError& e) {
     throw GafError(path + ": .npy shape: " + e.what());
   }
@@ -85,10 +93,10 @@ Tensor read_npy(const std::string& path) {
   if (f.size() - body < bytes)
     throw GafError(path + ": truncated .npy data (" + std::to_string(f.size() - body) +
                    " bytes, expected " + std::to_string(bytes) + " for " +
-                   dtype_name(dtype) + shape_str(shape) + ")");
+                   dtype_name(*dtype) + shape_str(shape) + ")");
   Tensor t;
   try {
-    t = Tensor::uninitialized(dtype, shape);
+    t = Tensor::uninitialized(*dtype, shape);
   } catch (const GafError& e) {
     throw GafError(path + ": " + e.what());
   }
@@ -97,12 +105,16 @@ Tensor read_npy(const std::string& path) {
 }
 
 void write_npy(const std::string& path, const Tensor& t) {
+  const char* descr = npy_descr(t.dtype());
+  if (!descr)
+    throw GafError(path + ": " + dtype_name(t.dtype()) + " cannot be written as .npy (NumPy has no " +
+                   dtype_name(t.dtype()) + " type; Cast it to float32 first)");
   std::string shape = "(";
   for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
   if (t.rank() > 1) shape.resize(shape.size() - 2);
   if (t.rank() == 1) shape.resize(shape.size() - 1);
   shape += ")";
-  std::string header = "{'descr': '" + npy_descr(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header += std::string((64 - total % 64) % 64, ' ') + "\n";
   uint16_t hl = static_cast<uint16_t>(header.size());

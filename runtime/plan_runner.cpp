@@ -42,6 +42,11 @@ halide_type_t halide_type_of(DType t) {
     case DType::Float32: return halide_type_t(halide_type_float, 32);
     case DType::Int64: return halide_type_t(halide_type_int, 64);
     case DType::Bool: return halide_type_t(halide_type_uint, 8);
+    case DType::Float16: return halide_type_t(halide_type_float, 16);
+    case DType::BFloat16: return halide_type_t(halide_type_bfloat, 16);
+    case DType::Int8: return halide_type_t(halide_type_int, 8);
+    case DType::UInt8: return halide_type_t(halide_type_uint, 8);
+    case DType::Int32: return halide_type_t(halide_type_int, 32);
   }
   return halide_type_t();
 }

@@ -13,6 +13,11 @@ size_t dtype_size(DType t) {
     case DType::Float32: return 4;
     case DType::Int64: return 8;
     case DType::Bool: return 1;
+    case DType::Float16: return 2;
+    case DType::BFloat16: return 2;
+    case DType::Int8: return 1;
+    case DType::UInt8: return 1;
+    case DType::Int32: return 4;
   }
   return 0;
 }
@@ -22,8 +27,29 @@ const char* dtype_name(DType t) {
     case DType::Float32: return "float32";
     case DType::Int64: return "int64";
     case DType::Bool: return "bool";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Int8: return "int8";
+    case DType::UInt8: return "uint8";
+    case DType::Int32: return "int32";
   }
   return "?";
+}
+
+const char kSupportedOnnxTypes[] = "float32, float16, bfloat16, int64, int32, int8, uint8, bool";
+
+std::optional<DType> dtype_of_onnx(int t) {
+  switch (t) {  // onnx.proto's TensorProto.DataType
+    case 1: return DType::Float32;
+    case 2: return DType::UInt8;
+    case 3: return DType::Int8;
+    case 6: return DType::Int32;
+    case 7: return DType::Int64;
+    case 9: return DType::Bool;
+    case 10: return DType::Float16;
+    case 16: return DType::BFloat16;
+    default: return std::nullopt;
+  }
 }
 
 namespace {
@@ -94,6 +120,11 @@ double Tensor::as_double(int64_t i) const {
     case DType::Float32: return data<float>()[i];
     case DType::Int64: return static_cast<double>(data<int64_t>()[i]);
     case DType::Bool: return data<uint8_t>()[i];
+    case DType::Float16: return fp16_bits_to_float(data<uint16_t>()[i]);
+    case DType::BFloat16: return bf16_bits_to_float(data<uint16_t>()[i]);
+    case DType::Int8: return data<int8_t>()[i];
+    case DType::UInt8: return data<uint8_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
   }
   return 0;
 }
@@ -103,6 +134,11 @@ int64_t Tensor::as_int(int64_t i) const {
     case DType::Float32: return static_cast<int64_t>(data<float>()[i]);
     case DType::Int64: return data<int64_t>()[i];
     case DType::Bool: return data<uint8_t>()[i];
+    case DType::Float16:
+    case DType::BFloat16: return static_cast<int64_t>(as_double(i));
+    case DType::Int8: return data<int8_t>()[i];
+    case DType::UInt8: return data<uint8_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
   }
   return 0;
 }

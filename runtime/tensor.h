@@ -11,13 +11,26 @@
 #include <string>
 #include <vector>
 
+#include "runtime/float16.h"
+
 namespace gaf {
 
-// Element types graph-autofusion executes. Bool is stored as one byte per element (0 or 1).
-enum class DType : uint8_t { Float32, Int64, Bool };
+// Element types graph-autofusion executes. Bool is stored as one byte per element (0 or 1);
+// Float16 (IEEE half) and BFloat16 as their 16-bit patterns. New types go at the end: the values
+// are not written anywhere, but keeping them stable costs nothing.
+enum class DType : uint8_t { Float32, Int64, Bool, Float16, BFloat16, Int8, UInt8, Int32 };
+inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Int64, DType::Bool,  DType::Float16,
+                                       DType::BFloat16, DType::Int8,  DType::UInt8, DType::Int32};
+inline bool is_float_dtype(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
+
+// An ONNX TensorProto.DataType code (tensors' data_type, value infos' elem_type, Cast's `to`) as
+// ours, or nullopt; kSupportedOnnxTypes lists ours for messages. Here, with plain numbers, so
+// that the op library (no protobuf) maps Cast's `to` through the same table as the readers.
+std::optional<DType> dtype_of_onnx(int onnx_type);
+extern const char kSupportedOnnxTypes[];
 
 using Shape = std::vector<int64_t>;
 
@@ -98,6 +111,11 @@ Tensor Tensor::from_values(DType dtype, Shape shape, const std::vector<T>& value
       case DType::Float32: t.data<float>()[i] = static_cast<float>(values[i]); break;
       case DType::Int64: t.data<int64_t>()[i] = static_cast<int64_t>(values[i]); break;
       case DType::Bool: t.data<uint8_t>()[i] = values[i] ? 1 : 0; break;
+      case DType::Float16: t.data<uint16_t>()[i] = float_to_fp16_bits(static_cast<float>(values[i])); break;
+      case DType::BFloat16: t.data<uint16_t>()[i] = float_to_bf16_bits(static_cast<float>(values[i])); break;
+      case DType::Int8: t.data<int8_t>()[i] = static_cast<int8_t>(values[i]); break;
+      case DType::UInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(values[i]); break;
+      case DType::Int32: t.data<int32_t>()[i] = static_cast<int32_t>(values[i]); break;
     }
   }
   return t;

@@ -1,7 +1,8 @@
-// Reading and writing tensors: NumPy .npy (float32, int64, bool; C order) and ONNX TensorProto
+// Reading and writing tensors: NumPy .npy (every dtype but bfloat16, which NumPy lacks; C order) and ONNX TensorProto
 // .pb files (the format of ONNX's backend test data). Errors are GafError naming the file.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ void write_npy(const std::string& path, const Tensor& t);
 
 // ONNX TensorProto. `external_dir`: folder that external data locations are relative to (and
 // must stay inside); empty = external data not allowed.
+// The name of an ONNX TensorProto.DataType code, for messages (dtype_of_onnx: runtime/tensor.h).
+std::string onnx_type_name(int onnx_type);
+
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
                          const std::string& external_dir = "");
 // The byte size its dims and type declare (overflow-checked; GafError naming `what`), without

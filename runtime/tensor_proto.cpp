@@ -10,18 +10,22 @@ namespace gaf {
 
 namespace fs = std::filesystem;
 
+// dtype_of_onnx (runtime/tensor.cpp) spells the codes as numbers, having no protobuf.
+static_assert(onnx::TensorProto::FLOAT == 1 && onnx::TensorProto::UINT8 == 2 && onnx::TensorProto::INT8 == 3 &&
+              onnx::TensorProto::INT32 == 6 && onnx::TensorProto::INT64 == 7 && onnx::TensorProto::BOOL == 9 &&
+              onnx::TensorProto::FLOAT16 == 10 && onnx::TensorProto::BFLOAT16 == 16);
+
+std::string onnx_type_name(int t) {
+  if (!onnx::TensorProto_DataType_IsValid(t)) return "#" + std::to_string(t);
+  return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t));
+}
+
 namespace {
 
 DType dtype_from_onnx(int t, const std::string& what) {
-  switch (t) {
-    case onnx::TensorProto::FLOAT: return DType::Float32;
-    case onnx::TensorProto::INT64: return DType::Int64;
-    case onnx::TensorProto::BOOL: return DType::Bool;
-    default:
-      throw GafError(what + ": tensor element type " +
-                     onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t)) +
-                     " is not supported (float32, int64, bool are)");
-  }
+  if (std::optional<DType> d = dtype_of_onnx(t)) return *d;
+  throw GafError(what + ": tensor element type " + onnx_type_name(t) + " is not supported (" +
+                 kSupportedOnnxTypes + " are)");
 }
 
 // A non-negative decimal integer field of external data ("offset", "length").
@@ -120,6 +124,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
     if (bytes) std::memcpy(t.raw(), p.raw_data().data(), static_cast<size_t>(bytes));
     return t;
   }
+  // The typed fields: float and int64 have their own; every narrower type is stored one element
+  // per int32_data entry (float16/bfloat16 as their bit patterns in the low 16 bits).
   const int64_t count = dtype == DType::Float32 ? p.float_data_size()
                         : dtype == DType::Int64 ? p.int64_data_size()
                                                 : p.int32_data_size();
@@ -136,6 +142,19 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
       break;
     case DType::Bool:
       for (int64_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = p.int32_data(static_cast<int>(i)) ? 1 : 0;
+      break;
+    case DType::Float16:
+    case DType::BFloat16:
+      for (int64_t i = 0; i < n; ++i) t.data<uint16_t>()[i] = static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
+      break;
+    case DType::Int8:
+      for (int64_t i = 0; i < n; ++i) t.data<int8_t>()[i] = static_cast<int8_t>(p.int32_data(static_cast<int>(i)));
+      break;
+    case DType::UInt8:
+      for (int64_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(p.int32_data(static_cast<int>(i)));
+      break;
+    case DType::Int32:
+      for (int64_t i = 0; i < n; ++i) t.data<int32_t>()[i] = p.int32_data(static_cast<int>(i));
       break;
   }
   return t;

@@ -17,8 +17,30 @@ HostScheduleParams default_host_params(int lanes, int vector_registers) {
   return p;
 }
 
+namespace {
+
+// CPUID leaf 7 EDX bit 23. Halide 14 takes AVX-VNNI + AVX512-BF16 for Sapphire Rapids, whose
+// LLVM CPU includes AVX512-FP16; on CPUs with the first two but not FP16 its int8 kernels then
+// die on an FP16 move (vmovw, SIGILL). The feature is kept only when FP16 is really there.
+bool cpu_has_avx512_fp16() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 7, b = 0, c = 0, d = 0;
+  __asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+  return (d >> 23) & 1u;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 const Halide::Target& host_target() {
-  static const Halide::Target t = Halide::get_jit_target_from_environment();
+  static const Halide::Target t = [] {
+    Halide::Target jit = Halide::get_jit_target_from_environment();
+    if (jit.has_feature(Halide::Target::AVX512_SapphireRapids) && !cpu_has_avx512_fp16())
+      jit = jit.without_feature(Halide::Target::AVX512_SapphireRapids);
+    return jit;
+  }();
   return t;
 }
 

@@ -1,5 +1,6 @@
-// Comparing tensors with a stated tolerance: |got - want| <= atol + rtol * |want| for float32
-// (NaN matches NaN, infinities must match exactly), exact equality for int64 and bool.
+// Comparing tensors with a stated tolerance: |got - want| <= atol + rtol * |want| for the float
+// types, float16/bfloat16 read as their values (NaN matches NaN, infinities must match exactly),
+// exact equality for the integer types and bool.
 #pragma once
 
 #include <cmath>
@@ -30,8 +31,8 @@ inline std::string compare_tensors(const Tensor& got, const Tensor& want, Tolera
   double worst = 0;
   for (int64_t i = 0; i < got.numel(); ++i) {
     bool ok;
-    if (got.dtype() == DType::Float32) {
-      double g = got.data<float>()[i], w = want.data<float>()[i];
+    if (is_float_dtype(got.dtype())) {
+      double g = got.as_double(i), w = want.as_double(i);
       if (std::isnan(w)) ok = std::isnan(g);
       else if (std::isinf(w)) ok = g == w;
       else ok = std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
@@ -47,7 +48,7 @@ inline std::string compare_tensors(const Tensor& got, const Tensor& want, Tolera
   if (!bad) return "";
   os << bad << " of " << got.numel() << " elements differ; first at flat index " << first
      << ": got " << got.as_double(first) << ", expected " << want.as_double(first);
-  if (got.dtype() == DType::Float32) os << " (max abs diff " << worst << ")";
+  if (is_float_dtype(got.dtype())) os << " (max abs diff " << worst << ")";
   return os.str();
 }
 

@@ -18,16 +18,11 @@ TensorType type_from_onnx(const onnx::TypeProto& tp, const std::string& what) {
   if (!tp.has_tensor_type()) throw GafError(what + " is not a tensor (sequences/maps are not supported)");
   const auto& tt = tp.tensor_type();
   TensorType t;
-  switch (tt.elem_type()) {
-    case onnx::TensorProto::FLOAT: t.dtype = DType::Float32; break;
-    case onnx::TensorProto::INT64: t.dtype = DType::Int64; break;
-    case onnx::TensorProto::BOOL: t.dtype = DType::Bool; break;
-    default:
-      throw GafError(what + " has element type " +
-                     onnx::TensorProto_DataType_Name(
-                         static_cast<onnx::TensorProto_DataType>(tt.elem_type())) +
-                     " (float32, int64 and bool are supported)");
-  }
+  std::optional<DType> d = dtype_of_onnx(tt.elem_type());
+  if (!d)
+    throw GafError(what + " has element type " + onnx_type_name(tt.elem_type()) + " (" + kSupportedOnnxTypes +
+                   " are supported)");
+  t.dtype = *d;
   if (!tt.has_shape()) {
     t.rank_known = false;
     return t;

@@ -19,6 +19,8 @@ void register_indexing_ops(OpRegistry& r);   // indexing.cpp: Concat, Split, Sli
 void register_constant_ops(OpRegistry& r);   // constant.cpp: Constant, ConstantOfShape, Shape
 void register_trilu_ops(OpRegistry& r);      // trilu.cpp: Trilu (triangular masks)
 void register_conv_ops(OpRegistry& r);       // conv.cpp: Conv (stride == kernel: patch embeddings)
+void register_quantize_ops(OpRegistry& r);   // quantize.cpp: (De)QuantizeLinear, DynamicQuantizeLinear,
+                                             // MatMulInteger, QLinearMatMul
 
 // Transpose's permutation: output axis d is input axis perm[d] (ONNX `perm`, default reversed);
 // checked. Also read by the host schedule (generators/group_pipeline.cpp) to spot a transpose
@@ -36,6 +38,7 @@ inline void register_all_builtin_ops(OpRegistry& r) {
   register_constant_ops(r);
   register_trilu_ops(r);
   register_conv_ops(r);
+  register_quantize_ops(r);
 }
 
 }  // namespace gaf

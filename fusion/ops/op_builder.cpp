@@ -12,6 +12,11 @@ Type halide_type(DType t) {
     case DType::Float32: return Float(32);
     case DType::Int64: return Int(64);
     case DType::Bool: return UInt(8);
+    case DType::Float16: return Float(16);
+    case DType::BFloat16: return BFloat(16);
+    case DType::Int8: return Int(8);
+    case DType::UInt8: return UInt(8);
+    case DType::Int32: return Int(32);
   }
   return Float(32);
 }
@@ -141,7 +146,7 @@ bool BuildContext::has_value_exprs(int i) const {
 
 Expr BuildContext::value_expr(int i, int64_t k) const {
   const Tensor& t = infer_.value(i);  // also checks that the input is a value input
-  Type ty = t.dtype() == DType::Float32 ? Float(32) : Int(64);
+  Type ty = is_float_dtype(t.dtype()) ? Float(32) : Int(64);
   if (has_value_exprs(i)) return cast(ty, value_exprs_[i].at(static_cast<size_t>(k)));
   return ty.is_float() ? Internal::make_const(ty, t.as_double(k)) : Internal::make_const(ty, t.as_int(k));
 }

@@ -77,7 +77,7 @@ class BuildContext {
   Halide::Expr out_dim(int i, int d) const;
   bool has_out_extent(int i, int d) const;
   // Element k of value input i as an Expr of the tensor's element type (Int(64) for integer
-  // tensors, Float(32) for float ones): value_exprs[i][k] (cast to that type) when given, else
+  // tensors, Float(32) for float ones, float16/bfloat16 included): value_exprs[i][k] (cast to that type) when given, else
   // the constant infer().value(i) element.
   Halide::Expr value_expr(int i, int64_t k) const;
   bool has_value_exprs(int i) const;

@@ -1,8 +1,10 @@
 // Unary elementwise ops: math functions, activations, Clip, Cast, Not, Identity, Dropout.
+#include <climits>
 #include <random>
 
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
+#include "fusion/ops/low_precision.h"
 #include "fusion/ops/math.h"
 
 namespace gaf {
@@ -15,12 +17,30 @@ Expr f32(float v) { return Expr(v); }
 
 DType cast_target(const InferContext& c) {
   int64_t to = c.attrs().get_int("to", -1);
+  std::optional<DType> d = to >= 0 && to <= INT32_MAX ? dtype_of_onnx(static_cast<int>(to)) : std::nullopt;
+  if (!d) c.fail("Cast to ONNX type " + std::to_string(to) + " is not supported (" + kSupportedOnnxTypes + " are)");
+  return *d;
+}
+
+// Cast: fp16/bf16 go through float32 both ways (rounded to nearest even on the way down). Float
+// to int8/uint8/int32 truncates toward zero and saturates: ONNX leaves out-of-range values
+// undefined, and a plain conversion would be undefined in the generated code as well. Integer
+// narrowing wraps (two's complement), as ONNX's reference does.
+Expr cast_expr(DType to, Expr x) {
+  if (x.type().is_float() && x.type().bits() == 16) x = to_f32(x);
   switch (to) {
-    case 1: return DType::Float32;
-    case 7: return DType::Int64;
-    case 9: return DType::Bool;
-    default: c.fail("Cast to ONNX type " + std::to_string(to) + " is not supported (float32, int64, bool are)");
+    case DType::Bool: return from_bool(as_bool(x));
+    case DType::Float16: return f32_to_fp16(cast(Float(32), x));
+    case DType::BFloat16: return f32_to_bf16(cast(Float(32), x));
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int32:
+      if (x.type().is_float()) return saturating_cast(halide_type(to), x);
+      return cast(halide_type(to), x);
+    case DType::Float32:
+    case DType::Int64: break;
   }
+  return cast(halide_type(to), x);
 }
 
 // Clip: bounds come from attributes (opset < 11) or from optional scalar inputs 1 and 2.
@@ -132,11 +152,7 @@ void register_unary_ops(OpRegistry& r) {
   add_unary_op(r, "Not", [](const BuildContext&, const Expr& x) { return from_bool(!as_bool(x)); });
   add_unary_op(
       r, "Cast",
-      [](const BuildContext& b, const Expr& x) {
-        DType to = b.out_desc(0).dtype;
-        if (to == DType::Bool) return from_bool(as_bool(x));
-        return cast(halide_type(to), x);
-      },
+      [](const BuildContext& b, const Expr& x) { return cast_expr(b.out_desc(0).dtype, x); },
       cast_target);
   add_clip(r);
   add_dropout(r);
