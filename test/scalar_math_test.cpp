@@ -128,6 +128,10 @@ std::vector<OpCase> cases_of(const std::string& op, int arity) {
     return {{op, {x, c, c, c, c}, a}};
   }
   if (op == "Cast") a.set("to", int64_t{1});
+  // Quantization: a scalar scale and an int8 zero point (QuantizeLinear's output type).
+  const Input scale{DType::Float32, {}}, zero_point{DType::Int8, {}};
+  if (op == "QuantizeLinear") return {{op, {x, scale, zero_point}, a}};
+  if (op == "DequantizeLinear") return {{op, {{DType::Int8, kShape}, scale, zero_point}, a}};
   if (op == "Where") return {{op, {{DType::Bool, kShape}, x, x}, a}};
   if (op == "Not") return {{op, {{DType::Bool, kShape}}, a}};
   return {{op, std::vector<Input>(arity, x), a}};
