@@ -136,7 +136,7 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const Ao
     const Graph& gc = typed ? *typed : g;
     for (size_t s = 0; s < plan.groups.size(); ++s) {
       const FusionGroup& grp = plan.groups[s];
-      const std::string key = grp.signature + (g.dynamic.empty() ? "" : " @" + cls.str());
+      const std::string key = cls.kernel_key(grp.signature);
       auto it = fn_of_signature.find(key);
       if (it != fn_of_signature.end()) {
         out.fn_of_group[s].push_back(it->second);
@@ -400,7 +400,7 @@ JitKernelTable jit_kernel_table(const Graph& loaded, const FusionPlan& plan, con
     const Graph& gc = typed ? *typed : g;
     for (size_t s = 0; s < plan.groups.size(); ++s) {
       const FusionGroup& grp = plan.groups[s];
-      const std::string key = grp.signature + (g.dynamic.empty() ? "" : " @" + cls.str());
+      const std::string key = cls.kernel_key(grp.signature);
       auto known = fn_of_signature.find(key);
       if (known != fn_of_signature.end()) {
         names.fn_of_group[s].push_back(known->second);

@@ -55,7 +55,7 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
         tuned_.push_back(tuned != nullptr);
         stats_.tuned_groups += tuned != nullptr;
       }
-      const std::string key = grp.signature + (g.dynamic.empty() ? "" : " @" + classes_[c].str());
+      const std::string key = classes_[c].kernel_key(grp.signature);
       auto it = by_signature_.find(key);
       if (it != by_signature_.end()) {
         ++stats_.kernel_cache_hits;

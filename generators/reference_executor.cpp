@@ -126,9 +126,14 @@ std::vector<Tensor> ReferenceExecutor::run_node(const Node& node, const std::vec
 }
 
 TensorMap ReferenceExecutor::run(const Graph& g, const TensorMap& given) {
+  const std::map<std::string, int64_t> dims = check_graph_inputs(g, given);
   // Shapes computed from dynamic dims are constants whose contents depend on the run's dims.
-  TensorMap inputs = given;
-  for (auto& [name, t] : symbolic_constants_at(g, check_graph_inputs(g, given))) inputs[name] = t;
+  TensorMap with_shapes;
+  if (!g.dynamic.empty()) {
+    with_shapes = given;
+    for (auto& [name, t] : symbolic_constants_at(g, dims)) with_shapes[name] = t;
+  }
+  const TensorMap& inputs = g.dynamic.empty() ? given : with_shapes;
   const std::vector<Node>& nodes = g.nodes();
   std::vector<int> order = g.topological_order();
   std::vector<std::vector<std::string>> reads;

@@ -11,12 +11,10 @@ SymBindings ShapeClass::schedule_point() const {
   return b;
 }
 
-bool ShapeClass::contains(const SymBindings& dims) const {
-  for (const auto& [name, r] : ranges) {
-    auto it = dims.find(name);
-    if (it == dims.end() || !r.contains(it->second)) return false;
-  }
-  return true;
+bool ShapeClass::contains(const SymBindings& dims) const { return ranges_hold(ranges, dims); }
+
+std::string ShapeClass::kernel_key(const std::string& signature) const {
+  return ranges.empty() ? signature : signature + " @" + str();
 }
 
 std::string ShapeClass::str() const {

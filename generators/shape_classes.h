@@ -21,6 +21,9 @@ struct ShapeClass {
   SymBindings schedule_point() const;
   bool contains(const SymBindings& dims) const;
   std::string str() const;  // "seq=16..127"
+  // What tells this class's kernel of a group with `signature` from the other classes' (the
+  // signature itself for the one class of a static graph).
+  std::string kernel_key(const std::string& signature) const;
 };
 
 // Where dynamic ranges are cut: a dim's classes are [1, 1], [2, 15], [16, 127], then doubling

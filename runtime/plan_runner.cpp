@@ -183,11 +183,8 @@ struct PlanRunner::Impl {
       dim_values.push_back(static_cast<int32_t>(it->second));
     }
     current_class = classes.size();
-    for (size_t c = 0; c < classes.size() && current_class == classes.size(); ++c) {
-      bool in = true;
-      for (const auto& [name, r] : classes[c]) in = in && r.contains(bound.at(name));
-      if (in) current_class = c;
-    }
+    for (size_t c = 0; c < classes.size() && current_class == classes.size(); ++c)
+      if (ranges_hold(classes[c], bound)) current_class = c;
     if (current_class == classes.size()) fail("no size class holds the run's dims");
     for (auto& [name, s] : slots)
       if (!s.sym_shape.empty()) set_shape(s, eval_shape(s.sym_shape, bound));

@@ -117,6 +117,14 @@ std::optional<SymExpr> SymExpr::parse(const std::string& text) {
   return e;
 }
 
+bool ranges_hold(const SymbolRanges& ranges, const SymBindings& dims) {
+  for (const auto& [name, r] : ranges) {
+    auto it = dims.find(name);
+    if (it == dims.end() || !r.contains(it->second)) return false;
+  }
+  return true;
+}
+
 SymBindings upper_bounds(const SymbolRanges& ranges) {
   SymBindings b;
   for (const auto& [name, r] : ranges) b[name] = r.hi;

@@ -54,6 +54,8 @@ struct SymbolRange {
   std::string str() const { return std::to_string(lo) + ".." + std::to_string(hi); }
 };
 using SymbolRanges = std::map<std::string, SymbolRange>;
+// Whether every range holds its dim's value in `dims` (a dim missing from `dims`: no).
+bool ranges_hold(const SymbolRanges& ranges, const SymBindings& dims);
 
 // The symbols' values at the upper ends of their ranges (the representative point: planning,
 // schedules and the memory plan see these).
