@@ -12,10 +12,11 @@ import math
 import torch
 from torch import nn
 
-from zoo_export import export
+from zoo_export import export, use_size
 
-HIDDEN, HEADS, FFN, LAYERS, SEQ = 128, 4, 256, 2, 32
-D = HIDDEN // HEADS
+SIZES = {"test": dict(HIDDEN=128, HEADS=4, FFN=256, LAYERS=2, SEQ=32),
+         "bench": dict(HIDDEN=768, HEADS=12, FFN=3072, LAYERS=12, SEQ=128)}
+use_size(globals(), SIZES, "test")  # HIDDEN, HEADS, FFN, LAYERS, SEQ: the test sizes unless --size says otherwise
 
 
 class Attention(nn.Module):
@@ -29,6 +30,7 @@ class Attention(nn.Module):
 
     def forward(self, x):
         b, s, _ = x.shape
+        D = HIDDEN // HEADS
         q = (self.q(x) * (1.0 / math.sqrt(D))).view(b, s, HEADS, D).transpose(1, 2)
         # K^T directly: [b, heads, D, s] from W_k [H, H] times x^T [b, H, s].
         kt = torch.matmul(self.k_weight, x.transpose(-1, -2)).view(b, HEADS, D, s)
@@ -63,4 +65,4 @@ class Encoder(nn.Module):
 
 
 if __name__ == "__main__":
-    export(Encoder, lambda: torch.randn(1, SEQ, HIDDEN))
+    export(Encoder, lambda: torch.randn(1, SEQ, HIDDEN), globals(), SIZES)

@@ -11,9 +11,11 @@ import math
 import torch
 from torch import nn
 
-from zoo_export import export
+from zoo_export import export, use_size
 
-HIDDEN, HEADS, LAYERS, SEQ, VOCAB, MAX_POS = 128, 4, 2, 32, 96, 64
+SIZES = {"test": dict(HIDDEN=128, HEADS=4, LAYERS=2, SEQ=32, VOCAB=96, MAX_POS=64),
+         "bench": dict(HIDDEN=768, HEADS=12, LAYERS=12, SEQ=128, VOCAB=8192, MAX_POS=1024)}
+use_size(globals(), SIZES, "test")  # HIDDEN, HEADS, LAYERS, SEQ, VOCAB, MAX_POS: the test sizes unless --size says otherwise
 
 
 def gelu_tanh(x):
@@ -80,4 +82,4 @@ class Gpt2(nn.Module):
 
 
 if __name__ == "__main__":
-    export(Gpt2, lambda: torch.randint(0, VOCAB, (1, SEQ), dtype=torch.long), dynamic_seq_axis=1)
+    export(Gpt2, lambda: torch.randint(0, VOCAB, (1, SEQ), dtype=torch.long), globals(), SIZES, dynamic_seq_axis=1)

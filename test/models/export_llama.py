@@ -12,10 +12,15 @@ import math
 import torch
 from torch import nn
 
-from zoo_export import export
+from zoo_export import export, use_size
 
-HIDDEN, HEADS, KV_HEADS, FFN, LAYERS, SEQ, VOCAB, MAX_POS = 128, 4, 2, 256, 2, 32, 96, 64
-D = HIDDEN // HEADS
+SIZES = {"test": dict(HIDDEN=128, HEADS=4, KV_HEADS=2, FFN=256, LAYERS=2, SEQ=32, VOCAB=96, MAX_POS=64),
+         "bench": dict(HIDDEN=768, HEADS=12, KV_HEADS=4, FFN=2048, LAYERS=12, SEQ=128, VOCAB=8192, MAX_POS=1024)}
+use_size(globals(), SIZES, "test")  # HIDDEN, HEADS, KV_HEADS, FFN, LAYERS, SEQ, VOCAB, MAX_POS: the test sizes unless --size says otherwise
+
+
+def head_dim():
+    return HIDDEN // HEADS
 
 
 class RMSNorm(nn.Module):
@@ -36,6 +41,7 @@ def rotate_half(x):
 class Attention(nn.Module):
     def __init__(self, interleave):
         super().__init__()
+        D = head_dim()
         self.q_proj = nn.Linear(HIDDEN, HEADS * D, bias=False)
         self.k_proj = nn.Linear(HIDDEN, KV_HEADS * D, bias=False)
         self.v_proj = nn.Linear(HIDDEN, KV_HEADS * D, bias=False)
@@ -51,6 +57,7 @@ class Attention(nn.Module):
 
     def forward(self, x, cos, sin, mask):
         b, s, _ = x.shape
+        D = head_dim()
         q = self.q_proj(x).view(b, s, HEADS, D).transpose(1, 2)
         k = self.k_proj(x).view(b, s, KV_HEADS, D).transpose(1, 2)
         v = self.v_proj(x).view(b, s, KV_HEADS, D).transpose(1, 2)
@@ -92,6 +99,7 @@ class Llama(nn.Module):
         self.embed_tokens = nn.Embedding(VOCAB, HIDDEN)
         self.layers = nn.ModuleList([Block(interleave=(i == 0)) for i in range(LAYERS)])
         self.norm = RMSNorm()
+        D = head_dim()
         inv_freq = 1.0 / (10000 ** (torch.arange(0, D, 2).float() / D))
         freqs = torch.outer(torch.arange(MAX_POS).float(), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
@@ -111,4 +119,4 @@ class Llama(nn.Module):
 if __name__ == "__main__":
     # Static shapes: with a symbolic seq, torch 1.13 exports repeat_interleave as a Loop over
     # SplitToSequence, which the importer does not run.
-    export(Llama, lambda: torch.randint(0, VOCAB, (1, SEQ), dtype=torch.long))
+    export(Llama, lambda: torch.randint(0, VOCAB, (1, SEQ), dtype=torch.long), globals(), SIZES)

@@ -11,10 +11,11 @@ import math
 import torch
 from torch import nn
 
-from zoo_export import export
+from zoo_export import export, use_size
 
-IMAGE, PATCH, CHANNELS, HIDDEN, HEADS, FFN, LAYERS = 32, 8, 3, 128, 4, 256, 2
-TOKENS = (IMAGE // PATCH) ** 2 + 1
+SIZES = {"test": dict(IMAGE=32, PATCH=8, CHANNELS=3, HIDDEN=128, HEADS=4, FFN=256, LAYERS=2),
+         "bench": dict(IMAGE=224, PATCH=16, CHANNELS=3, HIDDEN=768, HEADS=12, FFN=3072, LAYERS=12)}  # ViT-B/16
+use_size(globals(), SIZES, "test")  # IMAGE, PATCH, CHANNELS, HIDDEN, HEADS, FFN, LAYERS: the test sizes unless --size says otherwise
 
 
 class Attention(nn.Module):
@@ -51,7 +52,8 @@ class Vit(nn.Module):
         super().__init__()
         self.patch_embed = nn.Conv2d(CHANNELS, HIDDEN, kernel_size=PATCH, stride=PATCH)
         self.cls_token = nn.Parameter(0.02 * torch.randn(1, 1, HIDDEN))
-        self.pos_embed = nn.Parameter(0.02 * torch.randn(1, TOKENS, HIDDEN))
+        tokens = (IMAGE // PATCH) ** 2 + 1
+        self.pos_embed = nn.Parameter(0.02 * torch.randn(1, tokens, HIDDEN))
         self.blocks = nn.ModuleList([Block() for _ in range(LAYERS)])
         self.norm = nn.LayerNorm(HIDDEN, eps=1e-6)
 
@@ -64,4 +66,4 @@ class Vit(nn.Module):
 
 
 if __name__ == "__main__":
-    export(Vit, lambda: torch.randn(1, CHANNELS, IMAGE, IMAGE))
+    export(Vit, lambda: torch.randn(1, CHANNELS, IMAGE, IMAGE), globals(), SIZES)

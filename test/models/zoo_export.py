@@ -3,29 +3,68 @@ seed, and writing model.onnx, input.npy (the model's one input) and expected.npy
 for it) — into OUT_DIR for one opset, into OUT_DIR/opset<N> for each of several (one Python start,
 which costs more than an export, for all of them).
 
-The models are small enough for a 2-core machine (2 layers, hidden 128, seq 32) and their
-weights come from a fixed seed, so a run is reproducible.
+Each script's sizes are a dict per size (SIZES): "test", small enough for a 2-core machine (2
+layers, hidden 128, seq 32: what zoo_test runs), and "bench", base-model sizes (12 layers,
+hidden 768) for bench/zoo_bench.py (`--size bench`). The weights come from a fixed seed, so a run
+is reproducible.
 """
 import argparse
+import json
 import os
+import time
 
 import numpy as np
 import torch
 
 
-def export(make_model, make_input, dynamic_seq_axis=None):
-    """make_model() -> nn.Module, make_input() -> torch.Tensor; both called after seeding.
+def use_size(names, sizes, size):
+    """Sets a script's size constants (its module globals `names`) to sizes[size]."""
+    if size not in sizes:
+        raise SystemExit("unknown size %r (one of %s)" % (size, ", ".join(sorted(sizes))))
+    names.update(sizes[size])
+
+
+def time_eager(model, x, runs):
+    """PyTorch eager forward times in ms at 2 threads (the bench's thread count), after a warm-up."""
+    torch.set_num_threads(2)
+    ms = []
+    with torch.no_grad():
+        out = model(x)
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            out = model(x)
+            ms.append((time.perf_counter() - t0) * 1e3)
+        # MatMul/Linear/Conv FLOPs as PyTorch's profiler counts them (2 per multiply-add)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True) as prof:
+            model(x)
+    gflop = sum(e.flops for e in prof.key_averages() if e.flops) / 1e9
+    return {"ms": ms, "sum": float(out.double().sum()), "gflop": gflop}
+
+
+def export(make_model, make_input, names, sizes, dynamic_seq_axis=None):
+    """make_model() -> nn.Module, make_input() -> torch.Tensor; both called after seeding and
+    after the script's globals `names` took the sizes chosen by --size (default "test").
 
     dynamic_seq_axis: the input axis exported as the symbolic dim "seq" (None: static shapes), so
     the exporter writes its Shape/Slice chains (a causal mask sliced to [:seq, :seq]) and the
     importer must fold them."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("out_dir")
-    ap.add_argument("opsets", type=int, nargs="+")
+    ap.add_argument("out_dir", nargs="?")
+    ap.add_argument("opsets", type=int, nargs="*")
+    ap.add_argument("--size", default="test", help="one of the script's SIZES (test, bench)")
+    ap.add_argument("--time", type=int, metavar="RUNS",
+                    help="instead of exporting, time RUNS eager forwards (2 threads, after one warm-up) "
+                         "and print one JSON line: {\"ms\": [...], \"sum\": output sum, \"gflop\": MatMul/Conv GFLOP}")
     a = ap.parse_args()
+    if a.time is None and (a.out_dir is None or not a.opsets):
+        ap.error("OUT_DIR and at least one OPSET are needed (or --time RUNS)")
+    use_size(names, sizes, a.size)
     torch.manual_seed(0)
     model = make_model().eval()
     x = make_input()
+    if a.time is not None:
+        print(json.dumps(time_eager(model, x, a.time)))
+        return
     dynamic = None
     if dynamic_seq_axis is not None:
         dynamic = {"input": {dynamic_seq_axis: "seq"}, "output": {1: "seq"}}
