@@ -58,6 +58,8 @@ double matmul_flops(const Graph& g);
 void set_rate(Row& r, double flops, double peak_gflops);
 
 void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows);
+// Section "bf16": MatMul + epilogue bf16 against oneDNN bf16, BERT-base seq 128 fp32 against bf16.
+void run_bf16_section(const BenchOptions& o, std::vector<Row>& rows);
 void run_bert_section(const BenchOptions& o, std::vector<Row>& rows);
 void run_dynamic_section(const BenchOptions& o, std::vector<Row>& rows);
 

@@ -52,6 +52,7 @@ int run(BenchOptions o, Report& rep, const std::string& json, const std::string&
   std::fprintf(stderr, "oneDNN: not found, skipped\n");
 #endif
   if (o.want("matmul")) run_matmul_section(o, rep.rows);
+  if (o.want("bf16")) run_bf16_section(o, rep.rows);
   if (o.want("bert") || o.want("onnx")) run_bert_section(o, rep.rows);
   if (o.want("dynamic")) run_dynamic_section(o, rep.rows);
 
@@ -105,8 +106,8 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", o.repeat, "timed rounds per case (MatMul shapes: 10x, at least 10)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--only", only, "sections to run (repeatable): peak, matmul, bert, onnx, dynamic")
-      ->check(CLI::IsMember({"peak", "matmul", "bert", "onnx", "dynamic"}));
+  app.add_option("--only", only, "sections to run (repeatable): peak, matmul, bf16, bert, onnx, dynamic")
+      ->check(CLI::IsMember({"peak", "matmul", "bf16", "bert", "onnx", "dynamic"}));
   app.add_option("--seq", o.seqs, "BERT sequence lengths")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--layers", o.layers, "BERT layers (targets are checked at 12 only)")
       ->capture_default_str()

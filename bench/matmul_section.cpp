@@ -195,4 +195,87 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
   }
 }
 
+void run_bf16_section(const BenchOptions& o, std::vector<Row>& rows) {
+  const int64_t S = 128;
+  const int rounds = std::max(10, 10 * o.repeat);
+  EngineOptions lp;
+  lp.precision = Precision::Bf16;
+  // MatMul + epilogue at BERT-base's shapes (batch 1): ours bf16 against oneDNN bf16 (src and
+  // weights bf16, f32 accumulation and post-ops; src converted inside its run, as ours rounds A
+  // as it reads it). max rel diff: against ours fp32.
+  for (const Shape3& s : kShapes) {
+    char what[96];
+    std::snprintf(what, sizeof what, "%lldx%lldx%lld %s bf16 (%s)", static_cast<long long>(S),
+                  static_cast<long long>(s.K), static_cast<long long>(s.N), epi_name(s.epi), s.where);
+    std::fprintf(stderr, "bf16 matmul %s...\n", what);
+    Graph g = matmul_graph(1, S, s);
+    TensorMap in = make_default_inputs(g, 0);
+    const TensorMap fp32_out = Engine(Graph(g), EngineOptions{}).run(in);
+    Engine ours(Graph(g), lp);
+    TensorMap out = ours.run(in);  // warm-up
+    const double flops = matmul_flops(g);
+    Row r{"bf16", what, "ours fused bf16"};
+    r.max_rel_diff = max_rel_diff(out, fp32_out);
+    std::vector<std::function<double()>> variants{[&] { return time_ms([&] { ours.run(in, out); }); }};
+#if GAF_HAVE_DNNL
+    Epilogue e = s.epi == Epi::Bias ? Epilogue::Bias : s.epi == Epi::BiasGelu ? Epilogue::BiasGelu : Epilogue::BiasResidual;
+    OnednnMatMul dnnl(S, s.K, s.N, e, *g.value("W").constant, *g.value("b").constant, /*bf16=*/true);
+    Tensor dst(DType::Float32, {1, S, s.N});
+    Tensor residual = in.count("r") ? in.at("r") : Tensor();
+    dnnl.run(in.at("x"), residual, dst);  // warm-up
+    const double diff = max_rel_diff({{"y", dst}}, fp32_out);
+    variants.push_back([&] { return time_ms([&] { dnnl.run(in.at("x"), residual, dst); }); });
+#endif
+    std::vector<Timing> med = interleaved_medians(variants, rounds);
+    r.ms = med[0].median_ms;
+    r.min_ms = med[0].min_ms;
+    r.vs_fused = 1.0;
+    set_rate(r, flops, o.peak_gflops);
+#if GAF_HAVE_DNNL
+    Row d{"bf16", what, "oneDNN bf16"};
+    d.ms = med[1].median_ms;
+    d.min_ms = med[1].min_ms;
+    d.vs_fused = d.ms / r.ms;
+    d.max_rel_diff = diff;
+    set_rate(d, flops, o.peak_gflops);
+    char t[64];
+    std::snprintf(t, sizeof t, "ours >= 0.9x oneDNN bf16: %s (%.2fx)", d.vs_fused >= 0.9 ? "yes" : "NO", d.vs_fused);
+    r.target = t;
+    rows.push_back(r);
+    rows.push_back(d);
+#else
+    r.target = "oneDNN: not found, skipped";
+    rows.push_back(r);
+#endif
+  }
+  // BERT-base seq 128 end to end, ours fused fp32 against bf16, interleaved.
+  EngineOptions fo;
+  fo.model.layers = o.layers;
+  fo.model.seq = S;
+  lp.model = fo.model;
+  std::fprintf(stderr, "bf16 bert seq %lld...\n", static_cast<long long>(S));
+  Engine fp32("builtin:bert-base", fo), bf16("builtin:bert-base", lp);
+  const TensorMap in = make_default_inputs(fp32.graph(), 0);
+  TensorMap out32 = fp32.run(in), out16 = bf16.run(in);  // warm-up
+  const double diff = max_rel_diff(out16, out32);
+  std::vector<Timing> med = interleaved_medians(
+      {[&] { return time_ms([&] { fp32.run(in, out32); }); }, [&] { return time_ms([&] { bf16.run(in, out16); }); }},
+      o.repeat, {}, {}, o.pause_ms);
+  const std::string what = "builtin seq " + std::to_string(S) + " (" + std::to_string(o.layers) + " layers)";
+  Row f{"bf16", what, "ours fused fp32"};
+  f.ms = med[0].median_ms;
+  f.min_ms = med[0].min_ms;
+  f.vs_fused = 1.0;
+  Row b{"bf16", what, "ours fused bf16"};
+  b.ms = med[1].median_ms;
+  b.min_ms = med[1].min_ms;
+  b.vs_fused = b.ms / f.ms;
+  b.max_rel_diff = diff;
+  char t[64];
+  std::snprintf(t, sizeof t, "bf16 <= 0.55x fp32: %s (%.2fx)", b.vs_fused <= 0.55 ? "yes" : "NO", b.vs_fused);
+  b.target = t;
+  rows.push_back(f);
+  rows.push_back(b);
+}
+
 }  // namespace gaf::bench

@@ -41,29 +41,33 @@ struct OnednnMatMul::Impl {
   dnnl::memory::desc src_md, dst_md, res_md;
   dnnl::matmul prim;
   dnnl::memory weights, bias;
+  dnnl::memory src_lp;  // bf16: src converted here by run()
 };
 
 OnednnMatMul::OnednnMatMul(int64_t M, int64_t K, int64_t N, Epilogue e, const Tensor& weights,
-                           const Tensor& bias)
-    : impl_(new Impl{M, K, N, e, {}, {}, {}, {}, {}, {}}) {
+                           const Tensor& bias, bool bf16)
+    : impl_(new Impl{M, K, N, e, {}, {}, {}, {}, {}, {}, {}}) {
   if (weights.numel() != K * N || bias.numel() != N)
     throw GafError("OnednnMatMul: weights must be [K,N] and bias [N]");
   Impl& m = *impl_;
   m.src_md = dnnl::memory::desc({M, K}, dt::f32, tag::ab);
+  const dt lp = bf16 ? dt::bf16 : dt::f32;
+  const dnnl::memory::desc src_lp_md({M, K}, lp, tag::ab);
+  if (bf16) m.src_lp = dnnl::memory(src_lp_md, cpu_engine());
   m.dst_md = dnnl::memory::desc({M, N}, dt::f32, tag::ab);
   m.res_md = dnnl::memory::desc({M, N}, dt::f32, tag::ab);
-  dnnl::memory::desc w_any({K, N}, dt::f32, tag::any), b_md({1, N}, dt::f32, tag::ab);
+  dnnl::memory::desc w_any({K, N}, lp, tag::any), b_md({1, N}, dt::f32, tag::ab);
   dnnl::post_ops po;
   if (e == Epilogue::BiasGelu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
   if (e == Epilogue::BiasResidual) po.append_binary(dnnl::algorithm::binary_add, m.res_md);
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(m.src_md, w_any, b_md, m.dst_md), attr,
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_lp_md, w_any, b_md, m.dst_md), attr,
                                   cpu_engine());
   m.prim = dnnl::matmul(pd);
   dnnl::memory w_plain({{K, N}, dt::f32, tag::ab}, cpu_engine(), const_cast<void*>(weights.raw()));
   m.weights = reorder_to(w_plain, pd.weights_desc());
-  if (m.weights.get_data_handle() == w_plain.get_data_handle()) {  // keep our own copy
+  if (!bf16 && m.weights.get_data_handle() == w_plain.get_data_handle()) {  // keep our own copy
     m.weights = dnnl::memory(pd.weights_desc(), cpu_engine());
     std::memcpy(m.weights.get_data_handle(), weights.raw(), weights.nbytes());
   }
@@ -79,6 +83,10 @@ void OnednnMatMul::run(const Tensor& src, const Tensor& residual, Tensor& dst) {
     throw GafError("OnednnMatMul::run: src or dst has the wrong number of elements");
   dnnl::memory s(m.src_md, cpu_engine(), const_cast<void*>(src.raw()));
   dnnl::memory d(m.dst_md, cpu_engine(), dst.raw());
+  if (m.src_lp) {
+    dnnl::reorder(s, m.src_lp).execute(cpu_stream(), s, m.src_lp);
+    s = m.src_lp;
+  }
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_BIAS, m.bias}, {DNNL_ARG_DST, d}};
   if (m.epilogue == Epilogue::BiasResidual) {

@@ -47,7 +47,7 @@ const FusionPlan& Engine::plan() {
 const Graph& Engine::kernel_graph() {
   plan();  // signatures keep the logical shapes: plan before packing
   if (opts_.pack_weights && !opts_.npu && !packed_) {
-    pack_matmul_weights(graph_, host_params_for(host_target()));  // in place of the originals
+    pack_matmul_weights(graph_, host_params_for(host_target()), opts_.precision);  // in place of the originals
     packed_ = true;
   }
   return graph_;
@@ -69,6 +69,8 @@ TensorMap Engine::run(const TensorMap& inputs) { return compile().run(inputs); }
 AotResult Engine::compile_aot(AotOptions aot) {
   if (packed_)
     throw GafError("internal: compile_aot after compile(): the AOT compiler packs weights for its own target");
+  if (opts_.precision != Precision::Fp32)
+    throw GafError(std::string("--precision ") + precision_name(opts_.precision) + " is for the JIT host path; gaf compile builds fp32 only");
   aot.schedules = opts_.schedules;
   aot.npu = opts_.npu ? &*opts_.npu : nullptr;
   return compile_plan_aot(graph_, plan(), aot);

@@ -14,6 +14,7 @@
 #include "fusion/planner/planner.h"
 #include "generators/aot_compiler.h"
 #include "generators/fused_executor.h"
+#include "generators/precision.h"
 #include "runtime/npu_target.h"
 #include "schedules/schedule_db.h"
 
@@ -29,6 +30,8 @@ struct EngineOptions {
   // Host: MatMul weights rewritten as panels before kernels compile (generators/weight_packing.h).
   // Off for runs that must see the weights as the reference does (gaf verify).
   bool pack_weights = true;
+  // Host: MatMuls on packed weights in bf16 (generators/precision.h); needs pack_weights.
+  Precision precision = Precision::Fp32;
   // Keep the graph as loaded, before the planner's rewrites, beside the planned one (a reference
   // run or an unfused baseline of the same model); else the rewrites replace its weights in place.
   bool keep_loaded = false;

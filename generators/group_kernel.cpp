@@ -1,5 +1,6 @@
 #include "generators/group_kernel.h"
 
+#include "generators/fp16_guard.h"
 #include "generators/group_pipeline.h"
 #include "generators/halide_buffers.h"
 #include "schedules/host_target.h"
@@ -11,14 +12,27 @@ namespace {
 // The group's pipeline (group_pipeline.h, shared with AOT) JIT-compiled for the host.
 int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { return NpuSimulator::on_event(e); }
 
+// A member MatMul reads bf16-packed weights (--precision bf16): the kernel wants vdpbf16ps.
+bool reads_bf16_pairs(const Graph& g, const FusionGroup& grp) {
+  for (int i : grp.nodes) {
+    const Node& n = g.nodes()[i];
+    if (n.op_type == "MatMul" && n.attrs.has("_b_panel") && n.inputs.size() == 2 &&
+        g.value(n.inputs[1]).type.dtype == DType::BFloat16)
+      return true;
+  }
+  return false;
+}
+
 class JitGroupKernel : public GroupKernel {
  public:
   JitGroupKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts)
       : id_(grp.id), dynamic_(g.dynamic) {
-    holder_ = lower_group_pipeline(g, grp, opts, host_target(), [&](GroupPipeline& p) {
+    const Halide::Target target = reads_bf16_pairs(g, grp) ? bf16_dot_target() : host_target();
+    holder_ = lower_group_pipeline(g, grp, opts, target, [&](GroupPipeline& p) {
       // NPU kernels report their staging copies to the simulator (npu_sim.h).
       if (opts.source == ScheduleSource::NpuTile) p.pipeline().jit_handlers().custom_trace = npu_trace;
-      p.pipeline().compile_jit(host_target());
+      const bool guard = target.has_feature(Halide::Target::AVX512_SapphireRapids) && !cpu_has_avx512_fp16();
+      p.pipeline().compile_jit(guard ? fp16_safe_target(p.pipeline(), p.arguments(), target) : target);
     }, fallback_);
   }
   const std::string& schedule_fallback() const override { return fallback_; }

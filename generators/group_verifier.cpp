@@ -29,8 +29,10 @@ TensorError compare_tensors(const std::string& value, const Tensor& got, const T
   e.elements = got.numel();
   bool is_float = got.dtype() == DType::Float32;
   if (is_float) e.max_ulps = 0;
+  double diff2 = 0, want2 = 0;
   for (int64_t i = 0; i < got.numel(); ++i) {
     double a = got.as_double(i), b = want.as_double(i);
+    if (std::isfinite(a) && std::isfinite(b)) diff2 += (a - b) * (a - b), want2 += b * b;
     if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
       bool same = (std::isnan(a) && std::isnan(b)) || a == b;
       if (!same) {
@@ -48,6 +50,7 @@ TensorError compare_tensors(const std::string& value, const Tensor& got, const T
       e.max_ulps = std::max(e.max_ulps, static_cast<int64_t>(std::llabs(ordered_bits(got.data<float>()[i]) -
                                                    ordered_bits(want.data<float>()[i]))));
   }
+  e.rel_l2 = want2 > 0 ? std::sqrt(diff2 / want2) : 0;
   return e;
 }
 
@@ -58,13 +61,15 @@ TensorError worse_of(const TensorError& a, const TensorError& b) {
   w.outside = a.outside + b.outside;
   w.max_abs = std::max(a.max_abs, b.max_abs);
   w.max_rel = std::max(a.max_rel, b.max_rel);
+  w.rel_l2 = std::max(a.rel_l2, b.rel_l2);
   w.max_ulps = std::max(a.max_ulps, b.max_ulps);
   return w;
 }
 
 std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, FusedExecutor& fused,
                                       ReferenceExecutor& ref, const TensorMap& inputs,
-                                      const Tolerance& tol, const VerifyProgress& progress) {
+                                      const Tolerance& tol, const VerifyProgress& progress,
+                                      const Graph* kernel_graph) {
   check_graph_inputs(g, inputs);
   std::vector<std::vector<std::string>> reads;
   for (const FusionGroup& grp : plan.groups) reads.push_back(grp.inputs);
@@ -88,7 +93,13 @@ std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, Fu
         if (!node.outputs[k].empty()) local[node.outputs[k]] = std::move(outs[k]);
     }
     std::vector<const Tensor*> group_ins;
-    for (const std::string& in : grp.inputs) group_ins.push_back(store.get(in));
+    for (const std::string& in : grp.inputs) {
+      const Value* packed = kernel_graph ? &kernel_graph->value(in) : nullptr;
+      const Value& plain = g.value(in);
+      const bool use_packed = packed && packed->constant && plain.constant &&
+                              packed->constant->shape() != plain.constant->shape();
+      group_ins.push_back(use_packed ? &*packed->constant : store.get(in));
+    }
     std::vector<Tensor> got = fused.run_group(s, group_ins);
     GroupCheck c;
     c.group = grp.id;

@@ -25,6 +25,7 @@ struct TensorError {
   double max_rel = 0;     // max |got - want| / |want| over elements with |want| > atol
   int64_t max_ulps = -1;  // float32 only, over elements with |want| > atol: max distance in units
                           // in the last place; -1 for other dtypes
+  double rel_l2 = 0;      // ||got - want||_2 / ||want||_2 over the finite elements (0 when want is 0)
   int64_t outside = 0;    // elements outside the tolerance (NaN/Inf mismatches included)
   bool ok() const { return outside == 0; }
 };
@@ -42,9 +43,13 @@ struct GroupCheck {
 
 using VerifyProgress = std::function<void(size_t done, const FusionGroup& grp)>;
 
-// `fused` must have been built for `g` and `plan`. One GroupCheck per plan group, in plan order.
+// `fused` must have been built for `g` and `plan`, or for `kernel_graph`: the same graph with
+// weights packed (--precision bf16, whose groups are checked against the fp32 reference of `g`);
+// a group input whose constant is packed there is fed to the kernel from it. One GroupCheck per
+// plan group, in plan order.
 std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, FusedExecutor& fused,
                                       ReferenceExecutor& ref, const TensorMap& inputs,
-                                      const Tolerance& tol, const VerifyProgress& progress = {});
+                                      const Tolerance& tol, const VerifyProgress& progress = {},
+                                      const Graph* kernel_graph = nullptr);
 
 }  // namespace gaf

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/float16.h"
 #include "schedules/matmul_tile.h"
 
 namespace gaf {
@@ -30,6 +31,20 @@ Tensor pack_panels(const Tensor& b, int64_t w) {
   return p;
 }
 
+// B [K, N] as bfloat16 panels [N / w, K / 2, w, 2]: element (q, kp, j, e) is B[2 kp + e, q w + j].
+Tensor pack_pair_panels(const Tensor& b, int64_t w) {
+  const int64_t K = b.shape()[0], N = b.shape()[1];
+  Tensor p = Tensor::uninitialized(DType::BFloat16, {N / w, K / 2, w, 2});
+  const float* src = b.data<float>();
+  uint16_t* dst = p.data<uint16_t>();
+  for (int64_t q = 0; q < N / w; ++q)
+    for (int64_t kp = 0; kp < K / 2; ++kp)
+      for (int64_t j = 0; j < w; ++j)
+        for (int64_t e = 0; e < 2; ++e)
+          dst[((q * (K / 2) + kp) * w + j) * 2 + e] = float_to_bf16_bits(src[(2 * kp + e) * N + q * w + j]);
+  return p;
+}
+
 // The panel width for MatMul `n`, or 0 when its B is not packed.
 int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) {
   if (n.op_type != "MatMul" || n.inputs.size() != 2 || n.attrs.has("_b_panel")) return 0;
@@ -46,14 +61,15 @@ int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) 
 
 }  // namespace
 
-int pack_matmul_weights(Graph& g, const HostScheduleParams& p) {
+int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision) {
   int packed = 0;
   for (Node& n : g.nodes()) {
     const int64_t w = panel_width(g, n, p);
     if (w == 0) continue;
     Value& b = g.value(n.inputs[1]);
-    Tensor t = pack_panels(*b.constant, w);
-    b.type = TensorType(DType::Float32, t.shape());
+    const bool pairs = precision == Precision::Bf16 && b.constant->shape()[0] % 2 == 0;
+    Tensor t = pairs ? pack_pair_panels(*b.constant, w) : pack_panels(*b.constant, w);
+    b.type = TensorType(t.dtype(), t.shape());
     b.constant = std::move(t);  // the original [K, N] goes
     n.attrs.set("_b_panel", w);
     ++packed;

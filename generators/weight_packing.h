@@ -5,6 +5,7 @@
 #pragma once
 
 #include "fusion/ir/graph.h"
+#include "generators/precision.h"
 #include "schedules/host_params.h"
 
 namespace gaf {
@@ -15,6 +16,9 @@ namespace gaf {
 // original value (same name, new type); the original's storage is freed unless another Graph
 // copy still holds it. Returns the number of weights packed. Run it after planning (the plan's
 // signatures keep the logical shapes) and before compiling kernels with the same `p`.
-int pack_matmul_weights(Graph& g, const HostScheduleParams& p);
+// Precision::Bf16: the panels are bfloat16 (round to nearest even) with K in adjacent pairs,
+// [N / w, K / 2, w, 2] — the two k of a pair side by side, which is what one vdpbf16ps lane
+// multiplies — for weights whose K is even; the others stay float32.
+int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision = Precision::Fp32);
 
 }  // namespace gaf

@@ -29,6 +29,8 @@ StagedOperands staged_operands(const MemberFuncs& m) {
   if (ops.size() == 2) {
     if (m.stage_a) staged.a = ops[0];
     if (m.stage_b) staged.b = ops[1];
+  } else if (ops.size() == 1 && m.b_panel > 0) {
+    staged.a_bf16 = ops[0];  // bf16 pairs read B directly: their one operand stage is A in bf16
   }
   return staged;
 }

@@ -17,8 +17,6 @@ HostScheduleParams default_host_params(int lanes, int vector_registers) {
   return p;
 }
 
-namespace {
-
 // CPUID leaf 7 EDX bit 23. Halide 14 takes AVX-VNNI + AVX512-BF16 for Sapphire Rapids, whose
 // LLVM CPU includes AVX512-FP16; on CPUs with the first two but not FP16 its int8 kernels then
 // die on an FP16 move (vmovw, SIGILL). The feature is kept only when FP16 is really there.
@@ -32,7 +30,20 @@ bool cpu_has_avx512_fp16() {
 #endif
 }
 
-}  // namespace
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 7, b = 0, c = 1, d = 0;
+  __asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+  return (a >> 5) & 1u;
+#else
+  return false;
+#endif
+}
+
+Halide::Target bf16_dot_target() {
+  if (!cpu_has_avx512_bf16() || !host_target().has_feature(Halide::Target::AVX512_Cannonlake)) return host_target();
+  return host_target().with_feature(Halide::Target::AVX512_SapphireRapids);
+}
 
 const Halide::Target& host_target() {
   static const Halide::Target t = [] {

@@ -10,6 +10,14 @@ namespace gaf {
 
 // The JIT target (host features, e.g. avx512_sapphirerapids here).
 const Halide::Target& host_target();
+// The target for kernels with bf16 dot products (--precision bf16): host_target() plus Halide's
+// AVX512_SapphireRapids feature (vdpbf16ps) when the CPU has AVX512-BF16, else host_target().
+// Where the CPU lacks AVX512-FP16 the kernel must still be checked for FP16 instructions
+// (generators/fp16_guard.h) before it runs.
+Halide::Target bf16_dot_target();
+// CPUID: AVX512-BF16 (leaf 7 sub-leaf 1 EAX bit 5) and AVX512-FP16 (leaf 7 EDX bit 23).
+bool cpu_has_avx512_bf16();
+bool cpu_has_avx512_fp16();
 // Float32 lanes and vector register count of a target (AVX-512: 16 and 32; AVX2: 8 and 16).
 int float_lanes(const Halide::Target& t);
 int vector_registers(const Halide::Target& t);

@@ -20,6 +20,9 @@ namespace gaf {
 struct StagedOperands {
   const Stage* a = nullptr;  // the MatMul's a_op stage, args (k, row)
   const Stage* b = nullptr;  // its b_op stage, args (n, k, batch)
+  // bf16 pairs (a MatMul on bf16-packed B): its a_op stage, A rounded to bf16, args (k, row).
+  // Computed once at root rather than rounded in the register block at every k step.
+  const Stage* a_bf16 = nullptr;
 };
 
 // Schedules `out` (ONNX shape [..., M, N], computed at root) in tiles, the tile loops over N

@@ -127,3 +127,9 @@ TEST_F(CliErrors, FailedRunLeavesNoPartialOutput) {
 TEST_F(CliErrors, UnknownBuiltin) {
   expect_error("info builtin:gpt-9", {"unknown built-in model 'builtin:gpt-9'", "builtin:bert-base"});
 }
+
+// --precision bf16 is the JIT host path's: gaf compile refuses it in one line.
+TEST_F(CliErrors, CompileRefusesBf16) {
+  expect_error("compile builtin:bert-base --layers 1 --seq 16 --precision bf16 -o " + scratch_dir("cli_errors_bf16"),
+               {"--precision bf16", "gaf compile builds fp32 only"});
+}

@@ -122,9 +122,10 @@ int run(const RunArgs& a) {
       std::printf("schedules: %d of %zu groups use tuned parameters from %s, the others the defaults\n",
                   fused.stats().tuned_groups, plan.groups.size(), a.schedules.c_str());
     engine.run(inputs, outs);  // warm-up; later runs write into the same output tensors
-    const char* what = engine.fusion_enabled() ? "fused" : "unfused";
+    const std::string what = std::string(engine.fusion_enabled() ? "fused" : "unfused") +
+                             (opts.precision == Precision::Fp32 ? "" : std::string(", ") + precision_name(opts.precision));
     double ms = median_ms(a.repeat, [&] { engine.run(inputs, outs); });
-    std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what,
+    std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what.c_str(),
                 ms, a.repeat, fused.stats().peak_bytes / 1e6);
     if (a.profile) {
       std::vector<double> group_ms = time_groups(fused, plan.groups.size(), inputs, a.repeat).second;

@@ -33,11 +33,13 @@ std::string num(const char* f, double v) {
   return buf;
 }
 
+// `l2`: with a column for the relative L2 error (--precision other than fp32).
 void print_row(const std::string& what, const std::string& kind, const std::string& label, size_t ops,
-               const TensorError& e) {
-  std::printf("  %-6s %-17s %-22s %4zu %10s %10s %9s  %s\n", what.c_str(), kind.c_str(), label.c_str(), ops,
+               const TensorError& e, bool l2) {
+  std::printf("  %-6s %-17s %-22s %4zu %10s %10s %9s%s  %s\n", what.c_str(), kind.c_str(), label.c_str(), ops,
               num("%.2e", e.max_abs).c_str(), num("%.2e", e.max_rel).c_str(),
               e.max_ulps < 0 ? "-" : std::to_string(e.max_ulps).c_str(),
+              l2 ? (" " + num("%9.2e", e.rel_l2)).c_str() : "",
               e.ok() ? "ok" : ("ABOVE TOLERANCE (" + std::to_string(e.outside) + " of " +
                                std::to_string(e.elements) + " elements, worst in '" + e.value + "')").c_str());
 }
@@ -70,24 +72,37 @@ int verify(const VerifyArgs& a) {
   check_graph_inputs(loaded, inputs);
   const FusionPlan& plan = engine.plan();
   const Graph& g = engine.graph();
+  // A lower precision: the same model planned alike with its weights packed in that precision;
+  // its kernels are checked against the fp32 reference.
+  const bool lowp = opts.precision != Precision::Fp32;
+  std::unique_ptr<Engine> low;
+  if (lowp) {
+    EngineOptions lo = engine_options(a.model, a.fusion, a.common);
+    low = std::make_unique<Engine>(a.model.model, lo, inputs);
+    if (low->plan().groups.size() != plan.groups.size())
+      throw GafError("internal: the " + a.common.precision + " engine planned differently from the fp32 one");
+    std::cout << "precision: " << a.common.precision << " kernels against the fp32 reference (rel L2 column)\n";
+  }
+  Engine& kernels = lowp ? *low : engine;
   FusedExecutor* fused = nullptr;
   {
     Progress bar("compiling groups", plan.groups.size());
-    fused = &engine.compile(group_progress(bar, g));
+    fused = &kernels.compile(group_progress(bar, g));
   }
   std::vector<GroupCheck> checks;
   {
     Progress bar("verifying groups", plan.groups.size());
-    checks = verify_groups(g, plan, *fused, ref, inputs, a.tol, group_progress(bar, g));
+    checks = verify_groups(g, plan, *fused, ref, inputs, a.tol, group_progress(bar, g),
+                           lowp ? &low->kernel_graph() : nullptr);
   }
   std::printf("each group on the reference's values of its inputs, against the reference (rtol %g, atol %g):\n",
               a.tol.rtol, a.tol.atol);
-  std::printf("  %-6s %-17s %-22s %4s %10s %10s %9s  %s\n", "group", "kind", "label", "ops", "max abs", "max rel",
-              "max ulps", "status");
+  std::printf("  %-6s %-17s %-22s %4s %10s %10s %9s%s  %s\n", "group", "kind", "label", "ops", "max abs", "max rel",
+              "max ulps", lowp ? "    rel L2" : "", "status");
   int above = 0;
   for (const GroupCheck& c : checks) {
     const FusionGroup& grp = plan.groups[c.group];
-    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), group_label(g, grp), grp.nodes.size(), c.error);
+    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), group_label(g, grp), grp.nodes.size(), c.error, lowp);
     above += !c.error.ok();
   }
   // End to end: errors of all groups together, and the planner's rewrites, against the model as loaded.
@@ -97,7 +112,7 @@ int verify(const VerifyArgs& a) {
   int outputs_above = 0;
   for (const auto& [name, t] : want) {
     TensorError e = compare_tensors(name, got.at(name), t, a.tol);
-    print_row("output", "-", name, g.nodes().size(), e);
+    print_row("output", "-", name, g.nodes().size(), e, lowp);
     outputs_above += !e.ok();
   }
   spdlog::info("threads: this process ran with {} threads", process_threads());

@@ -36,6 +36,7 @@ struct CommonArgs {
   bool quiet = false;
   int threads = 0;  // 0: Halide's default (HL_NUM_THREADS, else one per core)
   std::string max_memory;  // --max-memory: the tensor memory budget (default: the machine's RAM)
+  std::string precision = "fp32";  // --precision fp32|bf16 (generators/precision.h)
   void add_to(CLI::App* app);
   void apply() const;
 };

@@ -38,6 +38,9 @@ void CommonArgs::add_to(CLI::App* app) {
   app->add_flag("-v,--verbose", verbose, "more log output on stderr (-v info, -vv debug: every planner decision)");
   app->add_flag("-q,--quiet", quiet, "errors only on stderr");
   app->add_option("--threads", threads, "threads of Halide's thread pool (default: one per core)");
+  app->add_option("--precision", precision, "MatMul precision on the host: fp32, or bf16 (weights packed to bfloat16, float32 sums)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   app->add_option("--max-memory", max_memory, "memory budget for tensors, e.g. 8G or 512M (default: the machine's RAM)");
 }
 
@@ -96,6 +99,7 @@ EngineOptions engine_options(const ModelArgs& model, const FusionArgs& fusion, c
   for (const std::string& p : fusion.rule_plugins) load_rule_plugin(p, o.rules);
   o.fusion = fusion.resolved(o.rules);
   o.threads = common.threads;
+  o.precision = parse_precision(common.precision);
   return o;
 }
 

@@ -38,6 +38,25 @@ Func matmul_accumulator(BuildContext& b, Type t, const Expr& M, const Expr& K,
   return acc;
 }
 
+// B packed as bfloat16 pairs (`_b_panel` = w and B of rank 4, [N / w, K / 2, w, 2], see
+// generators/weight_packing.h): acc(n, row) = sum over (kp, e) of f32(bf16(a(2 kp + e, row))) *
+// f32(B(n / w, kp, n % w, e)), float32 sums. The reduction is {kp, e}: the host schedule
+// vectorises e inside n (atomic), a widening dot product over pairs that Halide lowers to
+// vdpbf16ps for targets with AVX512_SapphireRapids. A is rounded with Halide's own cast (a
+// vcvtneps2bf16 there): the instruction pattern needs a bf16-typed operand.
+Func matmul_accumulator_pairs(BuildContext& b, const Expr& K,
+                              const std::function<Expr(const Expr& row, const Expr& k)>& a_at,
+                              const TensorFunc& B, int w) {
+  Var n(b.prefix() + "_n"), row(b.prefix() + "_row"), k_(b.prefix() + "_kk");
+  Func a_op = b.stage("a_op", StageRole::Operand);
+  a_op(k_, row) = cast(BFloat(16), a_at(row, k_));
+  RDom r(0, fold(K / 2), 0, 2, b.prefix() + "_k");
+  Func acc = b.stage("acc", StageRole::Accumulator, {r.x, r.y});
+  acc(n, row) = 0.0f;
+  acc(n, row) += cast<float>(a_op(2 * r.x + r.y, row)) * cast<float>(B({n / w, r.x, n % w, r.y}));
+  return acc;
+}
+
 void check_numeric(const InferContext& c, int i) {
   c.check(c.dtype(i) != DType::Bool, "input " + std::to_string(i) + " is bool");
   c.check(c.dtype(i) == c.dtype(0), std::string("input ") + std::to_string(i) + " has dtype " +
@@ -64,15 +83,26 @@ struct MatMulShapes {
 // contiguous — so the host schedule's tiles read B as one dense stream per panel.
 int64_t b_panel(const InferContext& c) { return c.attrs().get_int("_b_panel", 0); }
 
+// Packed as bfloat16 pairs [N / w, K / 2, w, 2] (rank 4) rather than float32 panels.
+bool b_pairs(const InferContext& c) { return b_panel(c) > 0 && c.rank(1) == 4; }
+
 MatMulShapes matmul_shapes(const InferContext& c) {
-  check_numeric(c, 1);
   MatMulShapes s;
   s.a = c.shape(0);
   s.b = c.shape(1);
-  if (int64_t w = b_panel(c)) {
+  if (b_pairs(c)) {
+    const int64_t w = b_panel(c);
+    c.check(c.dtype(0) == DType::Float32 && c.dtype(1) == DType::BFloat16 && s.b[2] == w && s.b[3] == 2,
+            "bf16-packed B must be bfloat16 [N / " + std::to_string(w) + ", K / 2, " + std::to_string(w) +
+                ", 2] with a float32 A, got " + dtype_name(c.dtype(1)) + " " + shape_str(s.b));
+    s.b = {s.b[1] * 2, s.b[0] * w};
+  } else if (int64_t w = b_panel(c)) {
+    check_numeric(c, 1);
     c.check(s.b.size() == 3 && s.b[2] == w, "packed B must be [N / " + std::to_string(w) + ", K, " +
                                                 std::to_string(w) + "], got " + shape_str(s.b));
     s.b = {s.b[1], s.b[0] * w};
+  } else {
+    check_numeric(c, 1);
   }
   c.check(!s.a.empty() && !s.b.empty(), "operands must have rank >= 1");
   s.a_vec = s.a.size() == 1;
@@ -147,7 +177,8 @@ void add_matmul(OpRegistry& r) {
       if (!sh.b_vec) idx.push_back(n);
       return B(idx);
     };
-    Func acc = matmul_accumulator(b, halide_type(A.dtype), M, K, a_at, b_at);
+    Func acc = b_pairs(b.infer()) ? matmul_accumulator_pairs(b, K, a_at, B, w)
+                                  : matmul_accumulator(b, halide_type(A.dtype), M, K, a_at, b_at);
     std::vector<Var> v = b.vars(static_cast<int>(sh.out().size()));
     Expr row = 0;
     for (int d = 0; d < nb; ++d) row = row * batch[d] + v[d];
