@@ -17,28 +17,34 @@ HostScheduleParams default_host_params(int lanes, int vector_registers) {
   return p;
 }
 
+namespace {
+
+struct CpuidRegs {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+// CPUID leaf 7 (structured extended features) for one subleaf; all zero off x86.
+CpuidRegs cpuid_leaf7(unsigned subleaf) {
+  CpuidRegs r;
+#if defined(__x86_64__) || defined(__i386__)
+  r.eax = 7;
+  r.ecx = subleaf;
+  __asm__("cpuid" : "+a"(r.eax), "=b"(r.ebx), "+c"(r.ecx), "=d"(r.edx));
+#else
+  (void)subleaf;
+#endif
+  return r;
+}
+
+}  // namespace
+
 // CPUID leaf 7 EDX bit 23. Halide 14 takes AVX-VNNI + AVX512-BF16 for Sapphire Rapids, whose
 // LLVM CPU includes AVX512-FP16; on CPUs with the first two but not FP16 its int8 kernels then
 // die on an FP16 move (vmovw, SIGILL). The feature is kept only when FP16 is really there.
-bool cpu_has_avx512_fp16() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 7, b = 0, c = 0, d = 0;
-  __asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-  return (d >> 23) & 1u;
-#else
-  return false;
-#endif
-}
+bool cpu_has_avx512_fp16() { return (cpuid_leaf7(0).edx >> 23) & 1u; }
 
-bool cpu_has_avx512_bf16() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 7, b = 0, c = 1, d = 0;
-  __asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-  return (a >> 5) & 1u;
-#else
-  return false;
-#endif
-}
+// CPUID leaf 7 subleaf 1 EAX bit 5.
+bool cpu_has_avx512_bf16() { return (cpuid_leaf7(1).eax >> 5) & 1u; }
 
 Halide::Target bf16_dot_target() {
   if (!cpu_has_avx512_bf16() || !host_target().has_feature(Halide::Target::AVX512_Cannonlake)) return host_target();
