@@ -13,8 +13,39 @@ void set_halide_threads(int threads) {
   if (threads > 0) setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
 }
 
+namespace {
+
+// The ranks of a run set the tensor-parallel options; without a communicator they are the caller's.
+void bind_ranks(EngineOptions& o) {
+  if (!o.comm) return;
+  if (o.tp.size != 1 && o.tp.size != o.comm->size())
+    throw GafError("--tp " + std::to_string(o.tp.size) + " but the job has " + std::to_string(o.comm->size()) +
+                   " ranks (mpirun -np)");
+  o.tp = TensorParallel{o.comm->size(), o.comm->rank()};
+}
+
+// Identifies a plan across processes: the model and every group's kind and signature (weights
+// are kernel inputs, so the ranks of one sharded model agree).
+uint64_t plan_hash(const std::string& model, const FusionPlan& plan) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  };
+  mix(model);
+  for (const FusionGroup& grp : plan.groups) {
+    mix(fusion_kind_name(grp.kind));
+    mix(grp.signature);
+  }
+  return h;
+}
+
+}  // namespace
+
 Engine::Engine(const std::string& model, EngineOptions opts, const TensorMap& known_inputs)
     : opts_(std::move(opts)), reference_(std::make_unique<ReferenceExecutor>()) {
+  bind_ranks(opts_);
+  reference_->set_communicator(opts_.comm.get());
   set_halide_threads(opts_.threads);
   loaded_ = load_model(model, opts_.model, *reference_, known_inputs);
   after_load();
@@ -22,6 +53,8 @@ Engine::Engine(const std::string& model, EngineOptions opts, const TensorMap& kn
 
 Engine::Engine(Graph g, EngineOptions opts, const std::string& description)
     : opts_(std::move(opts)), reference_(std::make_unique<ReferenceExecutor>()) {
+  bind_ranks(opts_);
+  reference_->set_communicator(opts_.comm.get());
   set_halide_threads(opts_.threads);
   loaded_.spec = loaded_.description = description;
   loaded_.graph = std::move(g);
@@ -33,6 +66,9 @@ Engine::~Engine() = default;
 void Engine::after_load() {
   opts_.fusion.validate(opts_.rules);  // a bad rule name fails before any work
   opts_.fusion.check_skip_names(loaded_.graph);
+  // Sharded before anything else sees the graph: each rank plans, packs and keeps only its part.
+  // A graph that is sharded already (collectives imported) is not sharded again.
+  shard_ = shard_tensor_parallel(loaded_.graph, opts_.tp);
   // The planner's rewrites replace weights (horizontal MatMul, BatchNormalization folding): on a
   // copy only when the loaded graph is kept, so that otherwise the replaced weights are freed.
   if (opts_.keep_loaded) graph_ = loaded_.graph;
@@ -40,7 +76,12 @@ void Engine::after_load() {
 }
 
 const FusionPlan& Engine::plan() {
-  if (!plan_) plan_ = plan_fusion_rewriting(graph_, opts_.fusion, opts_.rules);
+  if (!plan_) {
+    plan_ = plan_fusion_rewriting(graph_, opts_.fusion, opts_.rules);
+    std::vector<std::string> lines = shard_.applied;
+    lines.insert(lines.end(), shard_.refused.begin(), shard_.refused.end());
+    plan_->rewrites.insert(plan_->rewrites.begin(), lines.begin(), lines.end());
+  }
   return *plan_;
 }
 
@@ -56,8 +97,10 @@ const Graph& Engine::kernel_graph() {
 FusedExecutor& Engine::compile(const CompileProgress& progress) {
   if (!executor_) {
     const Graph& g = kernel_graph();
+    // Ranks that loaded different models or options are refused before anything compiles.
+    if (opts_.comm && opts_.comm->size() > 1) opts_.comm->check_same(plan_hash(graph_.name, *plan_), "the plan");
     executor_ = std::make_unique<FusedExecutor>(
-        g, *plan_, ExecutorOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr, progress});
+        g, *plan_, ExecutorOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr, progress, opts_.comm.get()});
   }
   return *executor_;
 }

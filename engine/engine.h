@@ -12,9 +12,11 @@
 
 #include "engine/model_source.h"
 #include "fusion/planner/planner.h"
+#include "fusion/planner/tensor_parallel.h"
 #include "generators/aot_compiler.h"
 #include "generators/fused_executor.h"
 #include "generators/precision.h"
+#include "runtime/communicator.h"
 #include "runtime/npu_target.h"
 #include "schedules/schedule_db.h"
 
@@ -35,6 +37,11 @@ struct EngineOptions {
   // Keep the graph as loaded, before the planner's rewrites, beside the planned one (a reference
   // run or an unfused baseline of the same model); else the rewrites replace its weights in place.
   bool keep_loaded = false;
+  // Tensor parallelism (fusion/planner/tensor_parallel.h): with tp.size > 1 the graph is sharded
+  // at load for tp.rank. Running needs `comm` (its size and rank then set tp); planning and
+  // reports do not (they show rank tp.rank's plan).
+  TensorParallel tp;
+  std::shared_ptr<Communicator> comm;
 };
 
 // Sets Halide's thread pool size (HL_NUM_THREADS) if `threads` > 0; it must run before the first
@@ -68,6 +75,8 @@ class Engine {
 
   const std::string& description() const { return loaded_.description; }
   const PassStats& passes() const { return loaded_.passes; }
+  // What the tensor-parallel rewrite did at load (empty without --tp).
+  const ShardResult& sharding() const { return shard_; }
   const EngineOptions& options() const { return opts_; }
   bool fusion_enabled() const { return opts_.fusion.enabled; }
   // The graph the plan indexes (after the planner's rewrites); before plan(), as loaded.
@@ -88,6 +97,7 @@ class Engine {
   Graph graph_;
   std::optional<FusionPlan> plan_;
   bool packed_ = false;
+  ShardResult shard_;
   std::unique_ptr<FusedExecutor> executor_;
 };
 

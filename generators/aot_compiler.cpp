@@ -1,5 +1,7 @@
 #include "generators/aot_compiler.h"
 
+#include "generators/comm_kernel.h"
+
 #include "fusion/ops/symbolic_dims.h"
 #include "generators/shape_classes.h"
 
@@ -342,6 +344,10 @@ AotPlan make_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, 
 AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const AotOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   check_library_name(opts.name);
+  for (const FusionGroup& grp : plan.groups)
+    if (needs_communicator(loaded, grp))
+      throw GafError("gaf compile: group g" + std::to_string(grp.id) +
+                     " holds a collective across ranks; AOT libraries run in one process (use gaf run --tp)");
   const std::vector<Halide::Target> targets = aot_targets(opts.halide_target, opts.npu != nullptr);
   // The kernels and the weights file see MatMul weights packed for this target's tiles (one
   // target only: several targets' tile widths differ). The copy shares the other weights.

@@ -65,7 +65,7 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
             compile_group_kernel(gc, grp,
                                  {tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
                                   npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
-                                  tuned && npu ? tuned->npu : NpuScheduleParams{}});
+                                  tuned && npu ? tuned->npu : NpuScheduleParams{}, opts.comm});
         ++stats_.kernels_compiled;
         if (!k->schedule_fallback().empty())
           stats_.schedule_fallbacks.push_back("g" + std::to_string(grp.id) + " (" + classes_[c].str() +

@@ -30,6 +30,8 @@ struct ExecutorOptions {
   // staging copies counted by the simulator (npu_counts()). GafError when a tile cannot fit.
   const NpuTarget* npu = nullptr;
   CompileProgress progress;
+  // The ranks of a tensor-parallel run, for groups with collectives (generators/comm_kernel.h).
+  Communicator* comm = nullptr;
 };
 
 class FusedExecutor {

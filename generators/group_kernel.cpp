@@ -1,5 +1,6 @@
 #include "generators/group_kernel.h"
 
+#include "generators/comm_kernel.h"
 #include "generators/fp16_guard.h"
 #include "generators/group_pipeline.h"
 #include "generators/halide_buffers.h"
@@ -65,6 +66,7 @@ class JitGroupKernel : public GroupKernel {
 }  // namespace
 
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts) {
+  if (needs_communicator(g, grp)) return compile_comm_group_kernel(g, grp, opts);
   return std::make_unique<JitGroupKernel>(g, grp, opts);
 }
 

@@ -9,6 +9,7 @@
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
 #include "fusion/ops/registry.h"
+#include "runtime/communicator.h"
 #include "runtime/npu_sim.h"
 #include "schedules/host_params.h"
 #include "schedules/npu_params.h"
@@ -45,6 +46,8 @@ struct KernelOptions {
   ScheduleSource source = ScheduleSource::Host;
   const NpuTarget* npu = nullptr;  // NpuTile: the target whose buffers the tiles fit
   NpuScheduleParams npu_params;    // NpuTile: tile overrides (gaf-tune)
+  // The ranks a group's collectives (AllReduce, AllGather) run across; null: one process.
+  Communicator* comm = nullptr;
 };
 
 // `g` must be typed (with dynamic dims: at the point whose schedule the kernel gets, see

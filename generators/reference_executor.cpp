@@ -1,5 +1,7 @@
 #include "generators/reference_executor.h"
 
+#include "generators/comm_kernel.h"
+
 #include "fusion/ops/symbolic_dims.h"
 
 #include "generators/value_store.h"
@@ -98,6 +100,11 @@ std::vector<Tensor> ReferenceExecutor::run_node(const Node& node,
   for (size_t i = 0; i < inputs.size(); ++i)
     if (schema.is_value_input(static_cast<int>(i))) values[i] = inputs[i];
   check_node_inputs(schema, node, inputs);
+  if (schema.op_class == OpClass::Comm && node.attrs.get_int("group_size", 1) > 1) {
+    Tensor out = Tensor::uninitialized(inputs.at(0)->dtype(), infer_node(schema, node, types, values).at(0).shape);
+    run_collective(comm_, node, *inputs[0], out);
+    return {out};
+  }
   NodeKernel& k = kernel_for(schema, node, types, values);
   std::vector<Tensor> outs;
   for (const TensorDesc& d : k.output_descs()) {

@@ -11,6 +11,7 @@
 
 #include "fusion/ir/graph.h"
 #include "generators/node_kernel.h"
+#include "runtime/communicator.h"
 
 namespace gaf {
 
@@ -46,6 +47,8 @@ class ReferenceExecutor {
 
   const ExecStats& stats() const { return stats_; }
   void reset_stats() { stats_ = ExecStats(); }
+  // The ranks collectives across more than one rank run on (null: none may appear).
+  void set_communicator(Communicator* comm) { comm_ = comm; }
 
  private:
   NodeKernel& kernel_for(const OpSchema& schema, const Node& node,
@@ -53,6 +56,7 @@ class ReferenceExecutor {
                          const std::vector<const Tensor*>& values);
   std::unordered_map<std::string, std::unique_ptr<NodeKernel>> cache_;
   ExecStats stats_;
+  Communicator* comm_ = nullptr;
 };
 
 }  // namespace gaf

@@ -157,6 +157,14 @@ Tensor Tensor::in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> sto
   return t;
 }
 
+Tensor Tensor::part(int64_t byte_offset, Shape shape) const {
+  const int64_t bytes = byte_size(dtype_, shape);
+  if (byte_offset < 0 || byte_offset > static_cast<int64_t>(nbytes()) || bytes > static_cast<int64_t>(nbytes()) - byte_offset)
+    throw GafError("internal: a part of " + std::to_string(bytes) + " bytes at " + std::to_string(byte_offset) +
+                   " does not fit a tensor of " + std::to_string(nbytes()) + " bytes");
+  return in_storage(dtype_, std::move(shape), std::shared_ptr<uint8_t>(storage_, storage_.get() + byte_offset));
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (shape_numel(shape) != numel())
     throw GafError("cannot reshape tensor of shape " + shape_str(shape_) + " to " + shape_str(shape));

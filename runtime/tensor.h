@@ -90,6 +90,9 @@ class Tensor {
 
   // Same bytes, new shape (numel must match).
   Tensor reshaped(Shape shape) const;
+  // A tensor over this one's bytes from `byte_offset` on (no copy, shares ownership; not
+  // necessarily 64-byte aligned), e.g. one rank's block of rows. Its bytes must fit.
+  Tensor part(int64_t byte_offset, Shape shape) const;
   Tensor clone() const;
 
  private:

@@ -37,6 +37,8 @@ struct CommonArgs {
   int threads = 0;  // 0: Halide's default (HL_NUM_THREADS, else one per core)
   std::string max_memory;  // --max-memory: the tensor memory budget (default: the machine's RAM)
   std::string precision = "fp32";  // --precision fp32|bf16 (generators/precision.h)
+  int tp = 1;                  // --tp: tensor-parallel ranks (apps/gaf/parallel_job.h)
+  double comm_timeout = 60;    // --comm-timeout: seconds a collective may wait for the other ranks
   void add_to(CLI::App* app);
   void apply() const;
 };

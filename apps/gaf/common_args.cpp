@@ -8,6 +8,7 @@
 
 #include "apps/gaf/commands.h"
 #include "apps/gaf/logging.h"
+#include "apps/gaf/parallel_job.h"
 #include "engine/rule_plugin.h"
 #include "runtime/memory_budget.h"
 #include "runtime/tensor_io.h"
@@ -42,6 +43,10 @@ void CommonArgs::add_to(CLI::App* app) {
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   app->add_option("--max-memory", max_memory, "memory budget for tensors, e.g. 8G or 512M (default: the machine's RAM)");
+  app->add_option("--tp", tp, "tensor-parallel ranks: shard the model Megatron-style; run under mpirun -np TP")
+      ->capture_default_str();
+  app->add_option("--comm-timeout", comm_timeout, "seconds a collective waits for the other ranks before failing")
+      ->capture_default_str();
 }
 
 namespace {
@@ -100,6 +105,8 @@ EngineOptions engine_options(const ModelArgs& model, const FusionArgs& fusion, c
   o.fusion = fusion.resolved(o.rules);
   o.threads = common.threads;
   o.precision = parse_precision(common.precision);
+  o.tp.size = common.tp;
+  o.comm = join_parallel_job(common.tp, common.comm_timeout);
   return o;
 }
 

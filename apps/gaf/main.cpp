@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "apps/gaf/commands.h"
+#include "apps/gaf/parallel_job.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"graph-autofusion: fuse a model's operators and compile them with Halide"};
@@ -38,9 +39,11 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("generate")) return generate();
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf: error: " << e.what() << std::endl;
+    gaf::cli::end_parallel_job_on_error(1);
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "gaf: internal error: " << e.what() << std::endl;
+    gaf::cli::end_parallel_job_on_error(2);
     return 2;
   }
   return 2;

@@ -75,7 +75,9 @@ Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& n = gp.node(i);
     bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (!default_domain || !reg.find(n.op_type()))
+    // onnxruntime's collectives, in graphs that are already sharded.
+    bool collective = n.domain() == "com.microsoft" && (n.op_type() == "AllReduce" || n.op_type() == "AllGather");
+    if ((!default_domain && !collective) || !reg.find(n.op_type()))
       unsupported.push_back("(" + (default_domain ? "" : n.domain() + ".") + n.op_type() + ", '" +
                             (n.name().empty() ? "#" + std::to_string(i) : n.name()) + "')");
   }

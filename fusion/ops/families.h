@@ -21,11 +21,14 @@ void register_trilu_ops(OpRegistry& r);      // trilu.cpp: Trilu (triangular mas
 void register_conv_ops(OpRegistry& r);       // conv.cpp: Conv (stride == kernel: patch embeddings)
 void register_quantize_ops(OpRegistry& r);   // quantize.cpp: (De)QuantizeLinear, DynamicQuantizeLinear,
                                              // MatMulInteger, QLinearMatMul
+void register_comm_ops(OpRegistry& r);       // comm.cpp: AllReduce, AllGather (com.microsoft)
 
 // Transpose's permutation: output axis d is input axis perm[d] (ONNX `perm`, default reversed);
 // checked. Also read by the host schedule (generators/group_pipeline.cpp) to spot a transpose
 // that moves the innermost axis.
 std::vector<int> transpose_perm(const InferContext& c);
+// AllGather's axis, normalised and checked (comm.cpp; the communicator kernel reads it too).
+int64_t all_gather_axis(const InferContext& c);
 
 inline void register_all_builtin_ops(OpRegistry& r) {
   register_unary_ops(r);
@@ -39,6 +42,7 @@ inline void register_all_builtin_ops(OpRegistry& r) {
   register_trilu_ops(r);
   register_conv_ops(r);
   register_quantize_ops(r);
+  register_comm_ops(r);
 }
 
 }  // namespace gaf

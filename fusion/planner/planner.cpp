@@ -356,6 +356,9 @@ class Planner {
   MergeDecision class_check(int p, int c, const std::string& what) const {
     std::set<int> both = both_nodes(p, c);
     if (MergeDecision skip = check_skipped(std::vector<int>(both.begin(), both.end()), what); !skip) return skip;
+    if (has_class(p, OpClass::Comm) || has_class(c, OpClass::Comm))
+      return MergeDecision::refuse(reason::kClasses, what + ": a collective runs through the communicator, not inside a "
+                                                           "kernel; only the comm_compute rule fuses work with it");
     if (all_map(p)) {
       for (int n : groups_[p].nodes)
         for (const std::string& o : v_.node(n).outputs)

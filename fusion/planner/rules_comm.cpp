@@ -1,0 +1,127 @@
+// Built-in rule 4 of the five kinds, communication + compute: an AllReduce, then (bias) →
+// (Dropout) → residual Add → (a LayerNorm or RMSNorm over the last axis, in any spelling the
+// normalization rules match). The group runs as reduce-scatter → bias, residual and norm on this
+// rank's block of rows → all-gather (generators/comm_kernel.h): the same bytes on the wire as an
+// AllReduce, but the epilogue and the norm run on 1/P of the rows on each rank, and the reduced
+// rows go straight into them instead of through another pass over memory.
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "fusion/planner/group_info.h"
+#include "fusion/planner/rules.h"
+#include "fusion/planner/rules_comm.h"
+
+namespace gaf {
+
+namespace {
+
+// The axis a comm_compute group splits its rows along: the outermost axis with extent > 1 other
+// than the last; -1 when there is none or the ranks do not divide it.
+int row_split_axis(const Shape& s, int64_t ranks) {
+  for (size_t a = 0; a + 1 < s.size(); ++a)
+    if (s[a] > 1) return s[a] % ranks == 0 ? static_cast<int>(a) : -1;
+  return -1;
+}
+
+bool reduces_last_axis_only(const GraphView& g, int node) {
+  const Node& n = g.node(node);
+  if (n.inputs.empty() || n.inputs[0].empty()) return true;
+  const int64_t rank = static_cast<int64_t>(g.graph().value(n.inputs[0]).type.dims.size());
+  auto last = [&](int64_t a) { return a == -1 || a == rank - 1; };
+  if (n.op_type == "LayerNormalization") return last(n.attrs.get_int("axis", -1));
+  if (n.op_type.rfind("Reduce", 0) != 0) return true;
+  std::vector<int64_t> axes = n.attrs.get_ints("axes", {});
+  if (axes.empty() && n.inputs.size() > 1 && g.constant(n.inputs[1])) axes = g.constant(n.inputs[1])->to_int_vector();
+  return axes.size() == 1 && last(axes[0]);
+}
+
+class CommComputeRule : public FusionRule {
+ public:
+  // Above the normalization rules, which would otherwise take the norm first.
+  CommComputeRule()
+      : FusionRule("comm_compute", FusionKind::CommCompute, rule_priority::kNormalization + 60),
+        norms_{make_layernorm_decomposed_rule(), make_layernorm_moments_rule(), make_rmsnorm_decomposed_rule(),
+               make_norm_op_rule()} {}
+
+  // The kernel owns the collective's schedule: nothing else may grow into it.
+  bool sealed() const override { return true; }
+  std::string describe() const override {
+    return name() + ": AllReduce >> [Add const] >> [Dropout] >> Add >> [LayerNorm | RMSNorm over the last axis]";
+  }
+
+  std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const override {
+    std::vector<RuleMatch> out;
+    std::vector<RuleMatch> norms;
+    bool norms_found = false;
+    for (int a = 0; a < g.num_nodes(); ++a) {
+      if (g.node(a).op_type != "AllReduce" || !available(a)) continue;
+      if (!norms_found) {  // only graphs with collectives pay for this
+        for (const auto& r : norms_)
+          for (RuleMatch& m : r->find(g, available)) norms.push_back(std::move(m));
+        norms_found = true;
+      }
+      if (auto m = match_at(g, a, available, norms)) out.push_back(std::move(*m));
+    }
+    return out;
+  }
+
+ private:
+  // The one consumer of `value` if it has exactly one and `value` is not a graph output.
+  static int only_consumer(const GraphView& g, const std::string& value) {
+    const auto& c = g.consumers(value);
+    return c.size() == 1 && !g.is_graph_output(value) ? c[0] : -1;
+  }
+
+  std::optional<RuleMatch> match_at(const GraphView& g, int a, const std::function<bool(int)>& available,
+                                    const std::vector<RuleMatch>& norms) const {
+    const Node& ar = g.node(a);
+    const Shape full = g.graph().value(ar.outputs[0]).type.shape();
+    if (row_split_axis(full, ar.attrs.get_int("group_size", 1)) < 0) return std::nullopt;
+    std::vector<int> nodes{a};
+    std::string cur = ar.outputs[0];
+    auto step = [&](const std::function<bool(const Node&)>& ok) {
+      const int c = only_consumer(g, cur);
+      if (c < 0 || !available(c) || !ok(g.node(c))) return false;
+      nodes.push_back(c);
+      cur = g.node(c).outputs[0];
+      return true;
+    };
+    auto other_input = [&](const Node& n) { return n.inputs.size() == 2 ? (n.inputs[0] == cur ? n.inputs[1] : n.inputs[0]) : ""; };
+    step([&](const Node& n) { return n.op_type == "Add" && g.constant(other_input(n)) != nullptr; });  // bias
+    step([&](const Node& n) { return n.op_type == "Dropout" || n.op_type == "Identity"; });
+    const bool residual = step([&](const Node& n) {
+      const std::string r = other_input(n);
+      return n.op_type == "Add" && !r.empty() && !g.constant(r) && g.graph().value(r).type.shape() == full;
+    });
+    if (!residual) return std::nullopt;  // an AllReduce with only a bias after it: nothing to save
+    // The norm that reads the residual sum, whichever spelling matched it.
+    for (const RuleMatch& m : norms) {
+      const std::set<int> inside(m.nodes.begin(), m.nodes.end());
+      bool reads_only_cur = true, last_axis = true;
+      for (int n : m.nodes) {
+        last_axis = last_axis && reduces_last_axis_only(g, n);
+        for (const std::string& in : g.node(n).inputs) {
+          if (in.empty() || g.constant(in)) continue;
+          const int p = g.producer(in);
+          if (p >= 0 && inside.count(p)) continue;
+          reads_only_cur = reads_only_cur && in == cur;
+        }
+      }
+      if (!reads_only_cur || !last_axis || std::count(nodes.begin(), nodes.end(), m.nodes[0])) continue;
+      nodes.insert(nodes.end(), m.nodes.begin(), m.nodes.end());
+      break;
+    }
+    return RuleMatch{nodes, {}};
+  }
+
+  std::vector<std::shared_ptr<const FusionRule>> norms_;
+};
+
+}  // namespace
+
+std::shared_ptr<const FusionRule> make_comm_compute_rule() { return std::make_shared<CommComputeRule>(); }
+
+int comm_row_split_axis(const Shape& reduced, int64_t ranks) { return row_split_axis(reduced, ranks); }
+
+}  // namespace gaf
