@@ -9,10 +9,11 @@
 set -euo pipefail
 
 # graphviz draws the report's picture (dot -Tsvg); libspdlog-dev/libfmt-dev give the CLI's log
-# levels; chromium opens the HTML report in a test (skipped where it is absent).
+# levels; chromium opens the HTML report in a test (skipped where it is absent); OpenMPI
+# (libopenmpi-dev, and mpirun from openmpi-bin) runs tensor-parallel ranks and their tests.
 packages=(cmake g++ make libhalide14-0-dev libgtest-dev libcli11-dev libonnx-dev libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libonnx-testdata graphviz libspdlog-dev libfmt-dev
-          chromium python3-torch python3-onnx python3-numpy)
+          chromium python3-torch python3-onnx python3-numpy libopenmpi-dev openmpi-bin)
 for arg in "$@"; do
   case "$arg" in
     --with-peers) packages+=(libdnnl-dev libopenblas0-pthread) ;;
