@@ -77,8 +77,9 @@ class CommComputeKernel : public GroupKernel {
       for (const std::string& in : n.inputs) {
         if (in.empty() || produced.count(in) || sub.has_value(in)) continue;
         const Value& v = g.value(in);
-        if (v.constant) {
+        if (v.constant) {  // weights stay kernel inputs, as in every group
           sub.add_initializer(in, *v.constant);
+          access_[in] = Access::Whole;
           continue;
         }
         const Shape s = v.type.shape();

@@ -3,6 +3,8 @@
 // unfused baseline beside it (--compare) and the outputs saved as .npy.
 #include <algorithm>
 #include <chrono>
+#include <fcntl.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -54,6 +56,27 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Silences stdout of a tensor-parallel rank other than 0 while it lives, then prints `line`.
+struct QuietRank {
+  int saved = -1;
+  std::string line;
+  QuietRank() {
+    std::fflush(stdout);
+    saved = dup(1);
+    const int null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0) dup2(null, 1);
+    if (null >= 0) close(null);
+  }
+  ~QuietRank() {
+    std::fflush(stdout);
+    if (saved >= 0) {
+      dup2(saved, 1);
+      close(saved);
+    }
+    if (!line.empty()) std::printf("%s\n", line.c_str());
+  }
+};
+
 // Median of `repeat` timed runs (after the caller's warm-up), in ms.
 template <typename RunFn>
 double median_ms(int repeat, RunFn run) {
@@ -77,6 +100,10 @@ int run(const RunArgs& a) {
   EngineOptions opts = engine_options(a.model, a.fusion, a.common);
   opts.schedules = db.get();
   opts.keep_loaded = a.compare;  // the unfused baseline runs the model as loaded
+
+  // Tensor parallel: rank 0 prints the summary, every other rank one line of its own at the end.
+  std::optional<QuietRank> quiet;
+  if (opts.comm && opts.comm->rank() > 0) quiet.emplace();
 
   auto t0 = std::chrono::steady_clock::now();
   Engine engine(a.model.model, opts, inputs);
@@ -127,6 +154,17 @@ int run(const RunArgs& a) {
     double ms = median_ms(a.repeat, [&] { engine.run(inputs, outs); });
     std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what.c_str(),
                 ms, a.repeat, fused.stats().peak_bytes / 1e6);
+    if (opts.comm) {
+      const ShardResult& sh = engine.sharding();
+      std::printf("tensor parallel: rank %d of %d, %zu region(s) sharded, %zu left replicated, %d AllReduce\n",
+                  opts.comm->rank(), opts.comm->size(), sh.applied.size(), sh.refused.size(), sh.all_reduces);
+    }
+    if (quiet) {
+      char line[160];
+      std::snprintf(line, sizeof line, "rank %d of %d: forward median %.2f ms, %.1f MB of weights (its shard)",
+                    opts.comm->rank(), opts.comm->size(), ms, weight_bytes / 1e6);
+      quiet->line = line;
+    }
     if (a.profile) {
       std::vector<double> group_ms = time_groups(fused, plan.groups.size(), inputs, a.repeat).second;
       std::printf("profile (median of %d run(s)): group, kind, label, ms, predicted bytes saved\n", a.repeat);
@@ -159,7 +197,7 @@ int run(const RunArgs& a) {
                 checksum(t).c_str());
   }
   spdlog::info("threads: this process ran with {} threads", process_threads());
-  if (!a.output_dir.empty()) {
+  if (!a.output_dir.empty() && !quiet) {  // rank 0 writes the outputs (every rank holds them whole)
     const std::vector<std::string> paths = output_npy_paths(a.output_dir, output_names);
     for (size_t i = 0; i < paths.size(); ++i) {
       write_npy(paths[i], outs.at(output_names[i]));

@@ -30,7 +30,7 @@ int job_rank() { return job() ? job()->rank() : 0; }
 
 void end_parallel_job_on_error(int code) {
   if (!job() || job()->size() < 2) return;
-  if (auto* mpi = dynamic_cast<MpiCommunicator*>(job().get())) mpi->abort(code);
+  MpiCommunicator::abort(code);
 }
 
 }  // namespace gaf::cli

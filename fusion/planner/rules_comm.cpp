@@ -95,7 +95,9 @@ class CommComputeRule : public FusionRule {
       return n.op_type == "Add" && !r.empty() && !g.constant(r) && g.graph().value(r).type.shape() == full;
     });
     if (!residual) return std::nullopt;  // an AllReduce with only a bias after it: nothing to save
-    // The norm that reads the residual sum, whichever spelling matched it.
+    // The norm that reads the residual sum, whichever spelling matched it (the longest match:
+    // with its scale and shift).
+    const RuleMatch* best = nullptr;
     for (const RuleMatch& m : norms) {
       const std::set<int> inside(m.nodes.begin(), m.nodes.end());
       bool reads_only_cur = true, last_axis = true;
@@ -109,9 +111,9 @@ class CommComputeRule : public FusionRule {
         }
       }
       if (!reads_only_cur || !last_axis || std::count(nodes.begin(), nodes.end(), m.nodes[0])) continue;
-      nodes.insert(nodes.end(), m.nodes.begin(), m.nodes.end());
-      break;
+      if (!best || m.nodes.size() > best->nodes.size()) best = &m;
     }
+    if (best) nodes.insert(nodes.end(), best->nodes.begin(), best->nodes.end());
     return RuleMatch{nodes, {}};
   }
 
