@@ -85,6 +85,22 @@ std::optional<Split> reshape_split(const Shape& in, const Shape& out, const Spli
   return std::nullopt;
 }
 
+// When a split axis is viewed as [parts, heads, ...] with `parts` not divisible by P but `heads`
+// divisible: the parts (a fused projection's Q, K, V); 0 otherwise.
+int64_t fused_parts(const Shape& in, const Shape& out, const Split& s) {
+  const int64_t n = in[static_cast<size_t>(s.axis)];
+  int64_t inner = 1;
+  for (size_t a = static_cast<size_t>(s.axis) + 1; a < in.size(); ++a) inner *= in[a];
+  // The output axes whose product, with the input's inner axes, is the split axis times inner.
+  int64_t suffix = 1;
+  for (size_t j = out.size(); j-- > 0;) {
+    suffix *= out[j];
+    if (suffix == n * inner) return j + 1 < out.size() && out[j] > 1 && out[j] < n ? out[j] : 0;
+    if (suffix > n * inner) return 0;
+  }
+  return 0;
+}
+
 Tensor int64_tensor(const std::vector<int64_t>& v) {
   return Tensor::from_values(DType::Int64, {static_cast<int64_t>(v.size())}, v);
 }
@@ -120,11 +136,16 @@ class RegionFinder {
     int first = v_.num_nodes();
     for (size_t k = 0; k < seeds.size(); ++k) {
       const Node& m = node(seeds[k]);
-      const Shape w = shape_of(g_, m.inputs[1]);
-      if (w[1] % (P_ * seed_blocks[k]) != 0)
-        fail(seeds[k], std::to_string(w[1]) + " columns do not divide into " + std::to_string(P_) + " ranks");
-      e_.slices.push_back({seeds[k], 1, 1, seed_blocks[k]});
-      mark(m.outputs[0], Split{rank_of(m.outputs[0]) - 1, seed_blocks[k], static_cast<int>(k)});
+      // x·W splits W's columns and the output's last axis; W·x (a constant A) W's rows and the
+      // output's second to last.
+      const bool weight_b = v_.constant(m.inputs[1]) != nullptr;
+      const int wi = weight_b ? 1 : 0, wa = weight_b ? 1 : 0;
+      const int64_t extent = shape_of(g_, m.inputs[static_cast<size_t>(wi)])[static_cast<size_t>(wa)];
+      if (extent % (P_ * seed_blocks[k]) != 0)
+        fail(seeds[k], "its weight's " + std::to_string(extent) + (weight_b ? " columns" : " rows") +
+                           " do not divide into " + std::to_string(P_) + " ranks");
+      e_.slices.push_back({seeds[k], wi, wa, seed_blocks[k]});
+      mark(m.outputs[0], Split{rank_of(m.outputs[0]) - (weight_b ? 1 : 2), seed_blocks[k], static_cast<int>(k)});
       e_.nodes.insert(seeds[k]);
       first = std::min(first, v_.topo_position(seeds[k]));
     }
@@ -226,6 +247,13 @@ class RegionFinder {
       e_.row_parallel.push_back(n);
       return;  // its output is a partial sum: complete after the AllReduce, not split
     }
+    if (sb && !sa && sb->axis == rb - 2) {  // W·x contracting over the split: row-parallel too
+      if (!v_.constant(nd.inputs[0]) || ra != 2) fail(n, "contracts over the split axis with a non-constant A");
+      if (sb->blocks != 1) fail(n, "contracts over a split made of several blocks");
+      e_.slices.push_back({n, 0, 1, 1});
+      e_.row_parallel.push_back(n);
+      return;
+    }
     // Batched over heads: both operands split along the same batch axis (or one the same along it).
     std::optional<Split> out;
     for (int k = 0; k < 2; ++k) {
@@ -266,6 +294,9 @@ class RegionFinder {
     const Split s = *split_of(nd.inputs[0]);
     const Shape in = shape_of(g_, nd.inputs[0]), out = shape_of(g_, nd.outputs[0]);
     const std::optional<Split> o = reshape_split(in, out, s, P_);
+    // A fused projection viewed as [.., parts, heads, d] (ViT's qkv): slice its weight per part.
+    if (!o && s.blocks == 1 && s.origin >= 0)
+      if (int64_t parts = fused_parts(in, out, s); parts > 1) throw NeedBlocks{s.origin, parts};
     if (!o) fail(n, "the split axis (extent " + std::to_string(in[static_cast<size_t>(s.axis)]) +
                         ") does not map onto an output axis that " + std::to_string(P_) + " ranks divide");
     if (nd.op_type == "Reshape") {
@@ -317,7 +348,10 @@ class RegionFinder {
     const int64_t full = shape_of(g_, nd.inputs[0])[static_cast<size_t>(axis)];
     for (int64_t size : sizes)
       if (size * parts != full) fail(n, "splits the split axis into unequal parts");
-    if (s.blocks == 1 && parts > 1 && s.origin >= 0) throw NeedBlocks{s.origin, parts};
+    // A fused projection (Q, K and V in one MatMul) split into its parts: its weight is sliced
+    // per part instead. Parts that are fewer than the ranks' share (repeat_interleave's export
+    // splits the K/V heads one by one) cannot be.
+    if (s.blocks == 1 && parts > 1 && s.origin >= 0 && full % (parts * P_) == 0) throw NeedBlocks{s.origin, parts};
     if (s.blocks != parts) fail(n, "splits the split axis into " + std::to_string(parts) + " parts, not its " +
                                        std::to_string(s.blocks) + " blocks");
     if (!sizes.empty()) {
@@ -339,9 +373,10 @@ class RegionFinder {
     if (nd.inputs.size() > 3 && !nd.inputs[3].empty()) axes = constant_ints(n, 3);
     else
       for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-    for (size_t k = 0; k < axes.size(); ++k)
+    for (size_t k = 0; k < axes.size(); ++k) {
       if ((axes[k] + r) % r == s.axis && !(starts[k] == 0 && ends[k] >= in[static_cast<size_t>(s.axis)]))
         fail(n, "slices the split axis");
+    }
     set_outputs(n, s);
   }
 
@@ -415,12 +450,27 @@ class RegionFinder {
   int horizon_ = -1;  // topological position of the last reader of a split value so far
 };
 
-// MatMuls that may start a column-parallel set: constant 2-D weight, activation A.
+// MatMuls that may start a column-parallel set: one operand a constant 2-D weight, the other
+// an activation.
 bool column_candidate(const GraphView& v, int n) {
   const Node& nd = v.node(n);
   if (nd.op_type != "MatMul" || nd.inputs.size() != 2) return false;
-  if (v.constant(nd.inputs[0]) || !v.constant(nd.inputs[1])) return false;
-  return v.graph().value(nd.inputs[1]).type.dims.size() == 2;
+  const bool a = v.constant(nd.inputs[0]) != nullptr, b = v.constant(nd.inputs[1]) != nullptr;
+  if (a == b) return false;
+  return v.graph().value(nd.inputs[b ? 1 : 0]).type.dims.size() == 2;
+}
+
+// The activation a candidate reads, followed up through layout ops (K computed as W·xᵀ reads
+// the same x as Q and V do): candidates with the same source form one set.
+std::string activation_source(const GraphView& v, int n) {
+  const Node& nd = v.node(n);
+  std::string x = v.constant(nd.inputs[0]) ? nd.inputs[1] : nd.inputs[0];
+  for (int p = v.producer(x); p >= 0; p = v.producer(x)) {
+    const std::string& op = v.node(p).op_type;
+    if (op != "Transpose" && op != "Reshape" && op != "Unsqueeze" && op != "Squeeze") break;
+    x = v.node(p).inputs[0];
+  }
+  return x;
 }
 
 std::string names(const Graph& g, const std::vector<int>& nodes) {
@@ -490,15 +540,17 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
 
   const GraphView v(g);
   RegionFinder finder(g, v, tp.size);
+  std::map<std::string, std::vector<int>> by_source;  // candidates per activation, topological order
+  for (int n : v.topo_order())
+    if (column_candidate(v, n)) by_source[activation_source(v, n)].push_back(n);
   std::vector<RegionEdits> regions;
   std::set<int> taken, tried;
   for (int n : v.topo_order()) {
     if (taken.count(n) || tried.count(n) || !column_candidate(v, n)) continue;
     // The set: every candidate MatMul reading the same activation.
     std::vector<int> seeds;
-    for (int c : v.consumers(v.node(n).inputs[0]))
-      if (!taken.count(c) && column_candidate(v, c) && v.node(c).inputs[0] == v.node(n).inputs[0]) seeds.push_back(c);
-    std::sort(seeds.begin(), seeds.end(), [&](int a, int b) { return v.topo_position(a) < v.topo_position(b); });
+    for (int c : by_source.at(activation_source(v, n)))
+      if (!taken.count(c) && !tried.count(c)) seeds.push_back(c);
     tried.insert(seeds.begin(), seeds.end());
     std::vector<int64_t> blocks(seeds.size(), 1);
     try {
