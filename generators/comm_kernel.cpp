@@ -157,6 +157,9 @@ class CommComputeKernel : public GroupKernel {
   }
   const std::vector<TensorDesc>& output_descs() const override { return descs_; }
   const std::string& schedule_fallback() const override { return inner_->schedule_fallback(); }
+  // The NPU tile model counts the rows' kernel (its collectives are modeled by the profiler).
+  const NpuStageMap* npu_stages() const override { return inner_->npu_stages(); }
+  std::vector<std::string> npu_tiles() const override { return inner_->npu_tiles(); }
 
  private:
   enum class Access { Reduced, Rows, Whole };  // the reduce-scatter's block, this rank's rows, all of it

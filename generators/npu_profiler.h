@@ -28,6 +28,9 @@ struct NpuPlanModel {
   double fused_us = 0, unfused_us = 0;
   NpuModeledTime fused_pipes, unfused_pipes;  // per pipe, summed over kernels
   double max_abs_diff = 0;  // fused vs unfused outputs on the NPU model (they must agree)
+  // Ranks of the graph's collectives (--tp): modeled over the target's links, run on the host as
+  // rank 0 without the other ranks' data, so the outputs are not compared (max_abs_diff 0).
+  int ranks = 1;
   int tuned_groups = 0;     // fused groups that used a tuned entry of the schedule database
 };
 

@@ -88,12 +88,18 @@ NpuCounts& NpuCounts::operator+=(const NpuCounts& o) {
   cube_macs += o.cube_macs;
   vector_ops += o.vector_ops;
   tiles += o.tiles;
+  link_bytes += o.link_bytes;
+  link_steps += o.link_steps;
   for (int b = 0; b < kNpuBuffers; ++b) peak_bytes[b] = std::max(peak_bytes[b], o.peak_bytes[b]);
   return *this;
 }
 
 NpuModeledTime npu_modeled_time(const NpuCounts& c, const NpuTarget& t) {
   NpuModeledTime m;
+  if (c.link_steps > 0)
+    m.link_us = static_cast<double>(c.link_steps) * t.link_latency_us +
+                (t.link_bandwidth_gbps > 0 ? static_cast<double>(c.link_bytes) / (t.link_bandwidth_gbps * 1e3) : 0.0);
+  m.total_us = m.link_us;
   if (c.launches == 0) return m;
   const double tiles_per_launch = static_cast<double>(c.tiles) / static_cast<double>(c.launches);
   m.cores_used = static_cast<int>(std::clamp<double>(tiles_per_launch, 1, t.ai_cores));
@@ -104,7 +110,7 @@ NpuModeledTime npu_modeled_time(const NpuCounts& c, const NpuTarget& t) {
   m.cube_us = static_cast<double>(c.cube_macs) / (t.cube_fp32_macs_per_cycle * m.cores_used) / cycles_per_us;
   m.vector_us = c.vector_ops * 4.0 / (t.vector_bytes_per_cycle * m.cores_used) / cycles_per_us;
   m.launch_us = static_cast<double>(c.launches) * t.launch_overhead_us;
-  m.total_us = m.launch_us + std::max({m.dma_in_us + m.dma_out_us, m.cube_us, m.vector_us});
+  m.total_us = m.link_us + m.launch_us + std::max({m.dma_in_us + m.dma_out_us, m.cube_us, m.vector_us});
   return m;
 }
 

@@ -57,17 +57,21 @@ struct NpuCounts {
   double vector_ops = 0;  // element-ops
   int64_t tiles = 0;
   std::array<int64_t, kNpuBuffers> peak_bytes{};  // most bytes live at once on one core
+  // Collectives (counted by the NPU model, not traced): bytes one rank sends over its link, and
+  // ring steps, each a link latency.
+  int64_t link_bytes = 0, link_steps = 0;
   NpuCounts& operator+=(const NpuCounts& o);
 };
 
 struct NpuModeledTime {
   double dma_in_us = 0, cube_us = 0, vector_us = 0, dma_out_us = 0, launch_us = 0;
+  double link_us = 0;  // collectives: not overlapped with the kernels' pipes
   double total_us = 0;
   int cores_used = 0;
 };
 // Per launch: the tiles spread over min(cores, tiles) cores; DMA in and out share the GM
 // bandwidth; the pipes overlap (double-buffered tiles), so a launch takes its launch overhead
-// plus the longest of (DMA in + DMA out, cube, vector).
+// plus the longest of (DMA in + DMA out, cube, vector); collectives add their link time.
 NpuModeledTime npu_modeled_time(const NpuCounts& c, const NpuTarget& t);
 
 // Receives the trace events of the kernels run while a Session is open (one at a time).

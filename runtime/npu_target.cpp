@@ -80,6 +80,10 @@ NpuTarget parse_npu_target(const std::string& text, const std::string& origin) {
   t.l0_align_bytes = whole(j, "l0_align_bytes", origin, 1, kMaxAlignBytes);
   t.gm_line_bytes = whole(j, "gm_line_bytes", origin, 1, kMaxAlignBytes);
   t.launch_overhead_us = number(j, "launch_overhead_us", origin, 0, 1e6);
+  if (j.contains("link_bandwidth_gbps") || j.contains("link_latency_us")) {
+    t.link_bandwidth_gbps = number(j, "link_bandwidth_gbps", origin, 1e-3, 1e6);
+    t.link_latency_us = number(j, "link_latency_us", origin, 0, 1e6);
+  }
   return t;
 }
 
@@ -103,6 +107,10 @@ std::string npu_target_json(const NpuTarget& t) {
                       {"l0_align_bytes", t.l0_align_bytes},
                       {"gm_line_bytes", t.gm_line_bytes},
                       {"launch_overhead_us", t.launch_overhead_us}};
+  if (t.link_bandwidth_gbps > 0) {
+    j["link_bandwidth_gbps"] = t.link_bandwidth_gbps;
+    j["link_latency_us"] = t.link_latency_us;
+  }
   return j.dump();
 }
 

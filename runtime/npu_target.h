@@ -22,6 +22,10 @@ struct NpuTarget {
   double vector_bytes_per_cycle = 0;    // per core
   int64_t ub_align_bytes = 32, l0_align_bytes = 512, gm_line_bytes = 512;
   double launch_overhead_us = 0;
+  // The interconnect between NPUs for collectives (optional in the file; 0: not described):
+  // one link per rank in a ring, its bandwidth and the latency of one ring step.
+  double link_bandwidth_gbps = 0;
+  double link_latency_us = 0;
 };
 
 // Reads and checks a target file; GafError naming the file and the field on any problem.

@@ -62,7 +62,10 @@ nlohmann::json counts_json(const NpuCounts& c, const NpuModeledTime& t) {
             {"cube", t.cube_us},
             {"vector", t.vector_us},
             {"launch", t.launch_us},
-            {"total", t.total_us}}}};
+            {"links", t.link_us},
+            {"total", t.total_us}}},
+          {"link_bytes", c.link_bytes},
+          {"link_steps", c.link_steps}};
 }
 
 }  // namespace
@@ -76,14 +79,18 @@ std::string npu_report_text(const Graph& g, const FusionPlan& plan, const NpuPla
      << " KB, L0A/L0B " << t.l0a_bytes / 1024 << "/" << t.l0b_bytes / 1024 << " KB, L0C " << t.l0c_bytes / 1024
      << " KB\n";
   os << "counted by the simulator from the staging copies of one forward pass (fp32); time is modeled\n\n";
-  std::snprintf(line, sizeof line, "  %-9s %8s %12s %12s %12s %11s %11s %11s %11s %12s\n", "", "kernels", "GM read",
-                "GM written", "GM total", "DMA", "cube", "vector", "launch", "modeled");
+  const bool links = m.ranks > 1;  // --tp: the collectives' link time is a column of its own
+  std::snprintf(line, sizeof line, "  %-9s %8s %12s %12s %12s %11s %11s %11s %11s%s %12s\n", "", "kernels", "GM read",
+                "GM written", "GM total", "DMA", "cube", "vector", "launch", links ? "       links" : "", "modeled");
   os << line;
   auto row = [&](const char* name, const NpuCounts& c, const NpuModeledTime& p) {
-    std::snprintf(line, sizeof line, "  %-9s %8lld %12s %12s %12s %11s %11s %11s %11s %12s\n", name,
+    char link_col[24] = "";
+    if (links) std::snprintf(link_col, sizeof link_col, " %11s", ms(p.link_us).c_str());
+    std::snprintf(line, sizeof line, "  %-9s %8lld %12s %12s %12s %11s %11s %11s %11s%s %12s\n", name,
                   static_cast<long long>(c.launches), mb(c.gm_read_bytes).c_str(), mb(c.gm_write_bytes).c_str(),
                   mb(c.gm_read_bytes + c.gm_write_bytes).c_str(), ms(p.dma_in_us + p.dma_out_us).c_str(),
-                  ms(p.cube_us).c_str(), ms(p.vector_us).c_str(), ms(p.launch_us).c_str(), ms(p.total_us).c_str());
+                  ms(p.cube_us).c_str(), ms(p.vector_us).c_str(), ms(p.launch_us).c_str(),
+                  link_col, ms(p.total_us).c_str());
     os << line;
   };
   row("unfused", m.unfused, m.unfused_pipes);
@@ -96,7 +103,13 @@ std::string npu_report_text(const Graph& g, const FusionPlan& plan, const NpuPla
                 pct(gm_u - gm_f, gm_u), ms(m.unfused_us - m.fused_us).c_str(), pct(m.unfused_us - m.fused_us, m.unfused_us),
                 m.fused_us > 0 ? m.unfused_us / m.fused_us : 0.0);
   os << line;
-  std::snprintf(line, sizeof line, "fused vs unfused outputs on the NPU model: max |diff| %.3g\n\n", m.max_abs_diff);
+  if (links)
+    std::snprintf(line, sizeof line,
+                  "rank 0 of %d (--tp): collectives modeled as rings over %g GB/s links, %g us per step; outputs "
+                  "not compared (the other ranks' data is not there)\n\n",
+                  m.ranks, t.link_bandwidth_gbps, t.link_latency_us);
+  else
+    std::snprintf(line, sizeof line, "fused vs unfused outputs on the NPU model: max |diff| %.3g\n\n", m.max_abs_diff);
   os << line;
 
   std::snprintf(line, sizeof line, "  %-24s %6s %18s %14s %14s\n", "fusion kind", "count", "saved per fusion",
@@ -140,6 +153,7 @@ nlohmann::json npu_report_json(const Graph& g, const FusionPlan& plan, const Npu
           {"fused", counts_json(m.fused, m.fused_pipes)},
           {"unfused", counts_json(m.unfused, m.unfused_pipes)},
           {"max_abs_diff_fused_vs_unfused", m.max_abs_diff},
+          {"ranks", m.ranks},
           {"by_kind", kinds},
           {"groups", groups}};
 }
