@@ -85,9 +85,10 @@ std::optional<Split> reshape_split(const Shape& in, const Shape& out, const Spli
   return std::nullopt;
 }
 
-// When a split axis is viewed as [parts, heads, ...] with `parts` not divisible by P but `heads`
-// divisible: the parts (a fused projection's Q, K, V); 0 otherwise.
-int64_t fused_parts(const Shape& in, const Shape& out, const Split& s) {
+// When a split axis is viewed as [parts, heads, d] with `parts` not divisible by P but `heads`
+// divisible: the parts (a fused projection's Q, K, V); 0 otherwise (a plain [heads, d] whose
+// heads P does not divide stays that: splitting d would only move the problem to attention).
+int64_t fused_parts(const Shape& in, const Shape& out, const Split& s, int64_t P) {
   const int64_t n = in[static_cast<size_t>(s.axis)];
   int64_t inner = 1;
   for (size_t a = static_cast<size_t>(s.axis) + 1; a < in.size(); ++a) inner *= in[a];
@@ -95,7 +96,8 @@ int64_t fused_parts(const Shape& in, const Shape& out, const Split& s) {
   int64_t suffix = 1;
   for (size_t j = out.size(); j-- > 0;) {
     suffix *= out[j];
-    if (suffix == n * inner) return j + 1 < out.size() && out[j] > 1 && out[j] < n ? out[j] : 0;
+    if (suffix == n * inner)
+      return j + 2 < out.size() && out[j] > 1 && out[j] % P != 0 && out[j + 1] % P == 0 ? out[j] : 0;
     if (suffix > n * inner) return 0;
   }
   return 0;
@@ -296,7 +298,7 @@ class RegionFinder {
     const std::optional<Split> o = reshape_split(in, out, s, P_);
     // A fused projection viewed as [.., parts, heads, d] (ViT's qkv): slice its weight per part.
     if (!o && s.blocks == 1 && s.origin >= 0)
-      if (int64_t parts = fused_parts(in, out, s); parts > 1) throw NeedBlocks{s.origin, parts};
+      if (int64_t parts = fused_parts(in, out, s, P_); parts > 1) throw NeedBlocks{s.origin, parts};
     if (!o) fail(n, "the split axis (extent " + std::to_string(in[static_cast<size_t>(s.axis)]) +
                         ") does not map onto an output axis that " + std::to_string(P_) + " ranks divide");
     if (nd.op_type == "Reshape") {
