@@ -77,6 +77,7 @@ class FusedExecutor {
   std::vector<double> group_ms_;
   std::vector<bool> tuned_;
   bool npu_ = false;
+  Communicator* comm_ = nullptr;  // tensor parallel: profiling starts every group on all ranks at once
   std::vector<NpuCounts> npu_counts_;
   std::shared_ptr<uint8_t> arena_;                 // run()'s intermediates (see run)
   std::map<std::string, int64_t> arena_offset_;   // value -> offset in arena_
