@@ -78,6 +78,9 @@ def plan_structure(label, model_args, min_regions, min_comm_groups):
         regions += int(more[0].split(": ")[1].split()[0]) - 1
     comm = [l for l in p.stdout.splitlines() if l.strip().startswith("comm_compute ")]
     n_comm = int(comm[0].split()[1]) if comm else 0
+    if label == "vit":  # its AllReduces run alone, and the plan says why
+        check("GAF-NF006 [comm_compute] AllReduce" in p.stdout and "do not split into 2 equal blocks" in p.stdout,
+              "vit: the plan gives comm_compute's reason (GAF-NF006)")
     check(p.returncode == 0 and regions >= min_regions and n_comm >= min_comm_groups,
           "%s: plan --tp 2 shards %d regions (>= %d), %d comm_compute groups (>= %d)" %
           (label, regions, min_regions, n_comm, min_comm_groups))

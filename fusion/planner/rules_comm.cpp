@@ -50,6 +50,27 @@ class CommComputeRule : public FusionRule {
     return name() + ": AllReduce >> [Add const] >> [Dropout] >> Add >> [LayerNorm | RMSNorm over the last axis]";
   }
 
+  // Not a rewrite: the graph is left as it is. This hook runs once before grouping, which is
+  // where the rule says why an AllReduce will run alone (the reason codes of the plan).
+  void rewrite(Graph& g, const std::function<bool(const Node&)>& skipped, RewriteLog& log) const override {
+    const GraphView v(g);
+    std::vector<RuleMatch> norms;
+    bool norms_found = false;
+    for (int a = 0; a < v.num_nodes(); ++a) {
+      if (v.node(a).op_type != "AllReduce" || skipped(v.node(a))) continue;
+      if (!norms_found) {
+        for (const auto& r : norms_) {
+          auto all = [](int) { return true; };
+          for (RuleMatch& m : r->find(v, all)) norms.push_back(std::move(m));
+        }
+        norms_found = true;
+      }
+      std::string why;
+      match_at(v, a, [](int) { return true; }, norms, &why);
+      if (!why.empty()) log.refused.push_back({ReasonCode::Shapes, why, name(), {v.node(a).name}});
+    }
+  }
+
   std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const override {
     std::vector<RuleMatch> out;
     std::vector<RuleMatch> norms;
@@ -73,11 +94,20 @@ class CommComputeRule : public FusionRule {
     return c.size() == 1 && !g.is_graph_output(value) ? c[0] : -1;
   }
 
+  // The group starting at AllReduce `a`; `refusal` (optional) gets a sentence when the rule
+  // leaves it alone, or leaves out a norm, for a reason the user should see.
   std::optional<RuleMatch> match_at(const GraphView& g, int a, const std::function<bool(int)>& available,
-                                    const std::vector<RuleMatch>& norms) const {
+                                    const std::vector<RuleMatch>& norms, std::string* refusal = nullptr) const {
     const Node& ar = g.node(a);
     const Shape full = g.graph().value(ar.outputs[0]).type.shape();
-    if (row_split_axis(full, ar.attrs.get_int("group_size", 1)) < 0) return std::nullopt;
+    const int64_t ranks = ar.attrs.get_int("group_size", 1);
+    if (row_split_axis(full, ranks) < 0) {
+      if (refusal)
+        *refusal = "AllReduce '" + ar.name + "' " + shape_str(full) + ": its rows do not split into " +
+                   std::to_string(ranks) + " equal blocks for a reduce-scatter; it runs alone, and the work after it "
+                   "as kernels of their own";
+      return std::nullopt;
+    }
     std::vector<int> nodes{a};
     std::string cur = ar.outputs[0];
     auto step = [&](const std::function<bool(const Node&)>& ok) {
@@ -110,6 +140,10 @@ class CommComputeRule : public FusionRule {
           reads_only_cur = reads_only_cur && in == cur;
         }
       }
+      if (reads_only_cur && !last_axis && refusal)
+        *refusal = "AllReduce '" + ar.name + "': the norm from '" + g.node(m.nodes[0]).name +
+                   "' reduces over more than the last axis, which splits across ranks after the reduce-scatter; "
+                   "it is left out of the group";
       if (!reads_only_cur || !last_axis || std::count(nodes.begin(), nodes.end(), m.nodes[0])) continue;
       if (!best || m.nodes.size() > best->nodes.size()) best = &m;
     }
