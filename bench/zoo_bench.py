@@ -69,8 +69,15 @@ def peak_gflops(a):
     if not a.gaf_bench or not os.path.exists(a.gaf_bench):
         return None
     out = run([a.gaf_bench, "--only", "peak"])
-    m = re.search(r"([\d.]+) GFLOP/s", out)
-    return float(m.group(1)) if m else None
+    # gaf_bench prints a Markdown table: | peak | case | variant | median | min | GFLOP/s | ...
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 5 and cells[0] == "peak":
+            try:
+                return float(cells[5])
+            except ValueError:
+                return None
+    return None
 
 
 def main():
