@@ -102,6 +102,19 @@ for name, regions, comm in (("gpt2", 4, 4), ("llama", 3, 1), ("vit", 4, 0), ("en
     plan_structure(name, args[:1] + dims, regions, comm)
     run_model(name, args, os.path.join(d, "expected.npy"))
 
+# Three ranks (12 heads and 3072 FFN columns divide; 32 rows do not, so the AllReduces run alone)
+# and a batch of 2.
+b3 = ["builtin:bert-base", "--layers", "2", "--seq", "32", "--batch", "2"]
+single = os.path.join(WORK, "bert3.p1")
+p = subprocess.run([GAF, "run"] + b3 + ["--output-dir", single, "-q"], capture_output=True, text=True)
+p3, secs = mpirun([GAF, "run"] + b3 + ["--tp", "3", "--threads", "1", "--output-dir", os.path.join(WORK, "bert3.p3"), "-q"],
+                  ranks=3)
+check(p.returncode == 0 and p3.returncode == 0, "bert, 3 ranks, batch 2: runs in %.1f s (%s)" % (secs, p3.stderr.strip()[-200:]))
+if p.returncode == 0 and p3.returncode == 0:
+    e = rel_l2(np.load(os.path.join(WORK, "bert3.p3", "last_hidden_state.npy")),
+               np.load(os.path.join(single, "last_hidden_state.npy")))
+    check(e <= TOL, "bert, 3 ranks, batch 2: rel L2 %.2e vs one process (<= %g)" % (e, TOL))
+
 # Faults. Ranks that loaded different models: refused at start by the plan hash, one line.
 p, secs = mpirun(["-np", "1", GAF, "run"] + bert + ["--tp", "2", "-q", ":", "-np", "1", GAF, "run",
                   "builtin:bert-base", "--layers", "1", "--seq", "32", "--tp", "2", "-q"], ranks=1)
