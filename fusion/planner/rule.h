@@ -79,7 +79,9 @@ constexpr int kUser = 500;
 constexpr int kNormalization = 400;
 constexpr int kMatMulEpilogue = 300;
 constexpr int kHorizontalMatMul = 250;
-constexpr int kCommCompute = 200;
+// Above the normalizations, not in list order: its pattern ends in a norm, which the
+// normalization rules would otherwise take first (matmul_layernorm sits there for the same reason).
+constexpr int kCommCompute = kNormalization + 60;
 constexpr int kElementwise = 100;
 }  // namespace rule_priority
 

@@ -38,9 +38,8 @@ bool reduces_last_axis_only(const GraphView& g, int node) {
 
 class CommComputeRule : public FusionRule {
  public:
-  // Above the normalization rules, which would otherwise take the norm first.
   CommComputeRule()
-      : FusionRule("comm_compute", FusionKind::CommCompute, rule_priority::kNormalization + 60),
+      : FusionRule("comm_compute", FusionKind::CommCompute, rule_priority::kCommCompute),
         norms_{make_layernorm_decomposed_rule(), make_layernorm_moments_rule(), make_rmsnorm_decomposed_rule(),
                make_norm_op_rule()} {}
 
