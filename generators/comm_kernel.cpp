@@ -65,6 +65,12 @@ class CommComputeKernel : public GroupKernel {
                      std::to_string(P) + " ranks");
     Shape local = full;
     local[static_cast<size_t>(axis)] /= P;
+    // Ranks that share memory read each other's partial sums directly, and the sum joins the
+    // kernel (no reduce-scatter); each writes its rows of the outputs where the others read them.
+    shared_partials_ = comm_->shared_blocks(byte_size(DType::Float32, full), reduce_.name + " partial sums");
+    if (!shared_partials_.empty())
+      for (const std::string& o : grp.outputs)
+        shared_outputs_.push_back(comm_->shared_blocks(byte_size(g.value(o).type.dtype, full), o));
 
     // The rest of the group as a graph of its own, typed at this rank's rows.
     Graph sub;
@@ -83,6 +89,33 @@ class CommComputeKernel : public GroupKernel {
           continue;
         }
         const Shape s = v.type.shape();
+        if (in == reduce_.outputs[0] && !shared_partials_.empty()) {
+          // in = partial@rank0 + partial@rank1 + ..., each this rank's rows of that rank's block
+          std::string sum;
+          for (int64_t p = 0; p < P; ++p) {
+            const std::string part = in + "@rank" + std::to_string(p);
+            access_[part] = Access::Peer;
+            peer_of_[part] = static_cast<int>(p);
+            sub.add_value(part, TensorType(DType::Float32, local));
+            sub.inputs().push_back(part);
+            if (p == 0) {
+              sum = part;
+              continue;
+            }
+            const std::string next = p + 1 == P ? in : in + "@sum" + std::to_string(p);
+            TensorType unknown;
+            unknown.rank_known = false;
+            sub.add_value(next, unknown);
+            Node add;
+            add.name = reduce_.name + "/sum" + std::to_string(p);
+            add.op_type = "Add";
+            add.inputs = {sum, part};
+            add.outputs = {next};
+            sub.add_node(add);
+            sum = next;
+          }
+          continue;
+        }
         Access access = Access::Whole;
         if (in == reduce_.outputs[0]) access = Access::Reduced;
         else if (s == full) access = Access::Rows;
@@ -129,13 +162,25 @@ class CommComputeKernel : public GroupKernel {
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs, const SymBindings&) override {
     const int r = comm_->rank(), P = comm_->size();
     const Tensor& partial = *inputs.at(input_index_.at(reduce_.inputs[0]));
-    comm_->reduce_scatter_sum(partial.data<float>(), reduced_.data<float>(), reduced_.numel(), reduce_.name);
+    const bool shared = !shared_partials_.empty();
+    if (shared) {
+      std::memcpy(shared_partials_[static_cast<size_t>(r)], partial.raw(), partial.nbytes());
+      comm_->barrier(reduce_.name);  // every rank's partial sums are in place
+    } else {
+      comm_->reduce_scatter_sum(partial.data<float>(), reduced_.data<float>(), reduced_.numel(), reduce_.name);
+    }
     ins_.clear();
     parts_.clear();
     parts_.reserve(tail_.inputs.size());
     for (const std::string& in : tail_.inputs) {
       switch (access_.at(in)) {
         case Access::Reduced: ins_.push_back(&reduced_); break;
+        case Access::Peer: {
+          auto* block = static_cast<uint8_t*>(shared_partials_[static_cast<size_t>(peer_of_.at(in))]);
+          parts_.push_back(borrowed(block + partial.nbytes() / P * r, DType::Float32, reduced_.shape()));
+          ins_.push_back(&parts_.back());
+          break;
+        }
         case Access::Whole: ins_.push_back(inputs.at(input_index_.at(in))); break;
         case Access::Rows: {
           const Tensor& t = *inputs.at(input_index_.at(in));
@@ -149,11 +194,26 @@ class CommComputeKernel : public GroupKernel {
     for (const std::string& o : tail_.outputs) {
       const size_t k = static_cast<size_t>(std::find(outputs_.begin(), outputs_.end(), o) - outputs_.begin());
       const Tensor& t = outputs.at(k);
-      outs_.push_back(t.part(static_cast<int64_t>(t.nbytes() / P) * r, reduced_.shape()));
+      const size_t rows_bytes = t.nbytes() / static_cast<size_t>(P);
+      if (shared)
+        outs_.push_back(borrowed(static_cast<uint8_t*>(shared_outputs_[k][static_cast<size_t>(r)]) + rows_bytes * r,
+                                 t.dtype(), reduced_.shape()));
+      else
+        outs_.push_back(t.part(static_cast<int64_t>(rows_bytes) * r, reduced_.shape()));
     }
     inner_->run(ins_, outs_);
-    for (size_t k = 0; k < outputs.size(); ++k)
-      comm_->all_gather(outputs[k].raw(), static_cast<int64_t>(outputs[k].nbytes() / P), outputs_[k]);
+    if (!shared) {
+      for (size_t k = 0; k < outputs.size(); ++k)
+        comm_->all_gather(outputs[k].raw(), static_cast<int64_t>(outputs[k].nbytes() / P), outputs_[k]);
+      return;
+    }
+    comm_->barrier(reduce_.name);  // every rank's rows are written
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const size_t rows_bytes = outputs[k].nbytes() / static_cast<size_t>(P);
+      for (int p = 0; p < P; ++p)
+        std::memcpy(static_cast<uint8_t*>(outputs[k].raw()) + rows_bytes * p,
+                    static_cast<const uint8_t*>(shared_outputs_[k][static_cast<size_t>(p)]) + rows_bytes * p, rows_bytes);
+    }
   }
   const std::vector<TensorDesc>& output_descs() const override { return descs_; }
   const std::string& schedule_fallback() const override { return inner_->schedule_fallback(); }
@@ -162,7 +222,15 @@ class CommComputeKernel : public GroupKernel {
   std::vector<std::string> npu_tiles() const override { return inner_->npu_tiles(); }
 
  private:
-  enum class Access { Reduced, Rows, Whole };  // the reduce-scatter's block, this rank's rows, all of it
+  // The reduce-scatter's block, one rank's partial sums in shared memory, this rank's rows, all of it.
+  enum class Access { Reduced, Peer, Rows, Whole };
+  // A tensor over memory this kernel does not own (a shared block).
+  static Tensor borrowed(uint8_t* p, DType dtype, const Shape& shape) {
+    return Tensor::in_storage(dtype, shape, std::shared_ptr<uint8_t>(std::shared_ptr<uint8_t>(), p));
+  }
+  std::vector<void*> shared_partials_;              // per rank, its partial sums (shared memory)
+  std::vector<std::vector<void*>> shared_outputs_;  // per output, per rank: its rows written there
+  std::map<std::string, int> peer_of_;
   Node reduce_;
   Communicator* comm_;
   FusionGroup tail_;

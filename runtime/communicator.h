@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gaf {
 
@@ -31,6 +32,18 @@ class Communicator {
   // Every rank passes its value; GafError on each rank naming the ranks whose values differ
   // (ranks that loaded different models or plans are refused before any work).
   virtual void check_same(uint64_t value, const std::string& what) = 0;
+  // Waits until every rank has arrived.
+  virtual void barrier(const std::string& what) = 0;
+
+  // Ranks on one machine can read each other's memory. A collective: allocates `bytes` on every
+  // rank and returns every rank's block in rank order, readable and writable by all, valid as
+  // long as the communicator; empty when the ranks do not share memory (then only the
+  // collectives above move data). What one rank stored before a barrier(), the others see after it.
+  virtual std::vector<void*> shared_blocks(int64_t bytes, const std::string& what) {
+    (void)bytes;
+    (void)what;
+    return {};
+  }
 };
 
 }  // namespace gaf

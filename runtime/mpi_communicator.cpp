@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <sched.h>
 
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -76,6 +77,8 @@ struct MpiCommunicator::State {
   double timeout_seconds = 0;
   std::string timed_out;          // "AllReduce 'x'" once a collective timed out, else empty
   std::vector<uint64_t> gathered;  // check_same's receive buffer (MPI may still write it after a timeout)
+  MPI_Comm node = MPI_COMM_NULL;   // the ranks sharing this machine's memory (shared_blocks)
+  std::vector<MPI_Win> windows;    // shared_blocks' allocations, freed with the communicator
 
   std::string prefix() const { return "rank " + std::to_string(rank) + " of " + std::to_string(size) + ": "; }
   static std::string name(const char* op, const std::string& what) { return std::string(op) + " '" + what + "'"; }
@@ -160,7 +163,54 @@ MpiCommunicator::~MpiCommunicator() {
   }
   int finalised = 0;
   MPI_Finalized(&finalised);
-  if (!finalised) MPI_Comm_free(&state_->comm);
+  if (finalised) return;
+  for (MPI_Win& w : state_->windows) {
+    MPI_Win_unlock_all(w);
+    MPI_Win_free(&w);
+  }
+  if (state_->node != MPI_COMM_NULL) MPI_Comm_free(&state_->node);
+  MPI_Comm_free(&state_->comm);
+}
+
+void MpiCommunicator::barrier(const std::string& what) {
+  State& s = *state_;
+  const char* op = "Barrier";
+  s.guard(op, what);
+  // Stores to shared blocks before the barrier are seen by every rank after it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const auto start = Clock::now();
+  MPI_Request req;
+  s.check(MPI_Ibarrier(s.comm, &req), "MPI_Ibarrier", op, what);
+  s.wait(req, start, op, what);
+  for (MPI_Win w : s.windows) MPI_Win_sync(w);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+std::vector<void*> MpiCommunicator::shared_blocks(int64_t bytes, const std::string& what) {
+  State& s = *state_;
+  const char* op = "SharedBlocks";
+  s.guard(op, what);
+  if (bytes <= 0) throw GafError(s.prefix() + State::name(op, what) + ": no bytes asked for");
+  if (s.node == MPI_COMM_NULL)
+    s.check(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &s.node),
+            "MPI_Comm_split_type", op, what);
+  int node_size = 0;
+  MPI_Comm_size(s.node, &node_size);
+  if (node_size != s.size) return {};  // ranks on several machines: every rank sees this alike
+  void* base = nullptr;
+  MPI_Win win;
+  s.check(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, s.node, &base, &win),
+          "MPI_Win_allocate_shared", op, what);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win);  // a passive epoch for MPI_Win_sync in barrier()
+  s.windows.push_back(win);
+  std::vector<void*> blocks(static_cast<size_t>(s.size), nullptr);
+  for (int r = 0; r < s.size; ++r) {
+    MPI_Aint size = 0;
+    int disp = 0;
+    // Node ranks are in world order: split_type was keyed by rank.
+    s.check(MPI_Win_shared_query(win, r, &size, &disp, &blocks[static_cast<size_t>(r)]), "MPI_Win_shared_query", op, what);
+  }
+  return blocks;
 }
 
 void MpiCommunicator::all_reduce_sum(float* data, int64_t count, const std::string& what) {

@@ -28,6 +28,9 @@ class MpiCommunicator : public Communicator {
   void reduce_scatter_sum(const float* send, float* recv, int64_t block, const std::string& what) override;
   void all_gather(void* data, int64_t block_bytes, const std::string& what) override;
   void check_same(uint64_t value, const std::string& what) override;
+  void barrier(const std::string& what) override;
+  // An MPI-3 shared-memory window when every rank is on this node (MPI_Comm_split_type).
+  std::vector<void*> shared_blocks(int64_t bytes, const std::string& what) override;
 
   // Ends every rank of the job with exit code `code` (MPI_Abort on the world), for the CLI after
   // it printed an error: the other ranks are killed rather than left waiting in a collective.

@@ -22,6 +22,8 @@ void MpiCommunicator::all_reduce_sum(float*, int64_t, const std::string&) {}
 void MpiCommunicator::reduce_scatter_sum(const float*, float*, int64_t, const std::string&) {}
 void MpiCommunicator::all_gather(void*, int64_t, const std::string&) {}
 void MpiCommunicator::check_same(uint64_t, const std::string&) {}
+void MpiCommunicator::barrier(const std::string&) {}
+std::vector<void*> MpiCommunicator::shared_blocks(int64_t, const std::string&) { return {}; }
 
 void MpiCommunicator::abort(int code) {
   std::fflush(nullptr);

@@ -77,6 +77,23 @@ void test_all_gather(Communicator& c) {
   }
 }
 
+// Ranks on one machine: each writes its block, and after a barrier reads every other's.
+void test_shared_blocks(Communicator& c) {
+  std::vector<void*> blocks = c.shared_blocks(4096, "shared test");
+  check(static_cast<int>(blocks.size()) == c.size(), "shared_blocks on one machine gives every rank's block");
+  if (static_cast<int>(blocks.size()) != c.size()) return;
+  for (int round = 0; round < 3; ++round) {
+    auto* mine = static_cast<int32_t*>(blocks[static_cast<size_t>(c.rank())]);
+    for (int i = 0; i < 1024; ++i) mine[i] = c.rank() * 100000 + round * 1000 + i;
+    c.barrier("shared test written");
+    bool ok = true;
+    for (int r = 0; r < c.size(); ++r)
+      for (int i = 0; i < 1024; ++i) ok = ok && static_cast<int32_t*>(blocks[static_cast<size_t>(r)])[i] == r * 100000 + round * 1000 + i;
+    check(ok, "shared blocks read after a barrier, round " + std::to_string(round));
+    c.barrier("shared test read");
+  }
+}
+
 void test_check_same(Communicator& c) {
   try {
     c.check_same(0x1234, "plan hash");
@@ -216,6 +233,7 @@ int main(int argc, char** argv) {
     test_reduce_scatter(*c);
     test_all_gather(*c);
     test_check_same(*c);
+    test_shared_blocks(*c);
     test_too_large(*c);
     test_timeout(*c);
     float failures = float(g_failures);
