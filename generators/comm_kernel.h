@@ -3,10 +3,11 @@
 // through an ordinary group kernel.
 //  - A collective alone (the unfused path, or an imported com.microsoft op): the collective on
 //    the whole tensor.
-//  - comm_compute (fusion/planner/rules_comm.cpp), AllReduce then bias/residual/norm: reduce-
-//    scatter of the partial sums, the rest of the group — compiled for this rank's block of rows
-//    (a small graph typed at the local shape) — on this rank's rows only, then all-gather of
-//    the group's outputs.
+//  - comm_compute (fusion/planner/rules_comm.cpp), AllReduce then bias/residual/norm: the rest
+//    of the group, compiled for this rank's block of rows (a small graph typed at the local
+//    shape), runs on this rank's rows only. Ranks on one machine read each other's partial sums
+//    from shared memory and add them in that kernel; otherwise a reduce-scatter comes before it
+//    and an all-gather of the group's outputs after it.
 #pragma once
 
 #include <memory>

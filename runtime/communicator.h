@@ -1,4 +1,5 @@
-// The ranks of a tensor-parallel run and the collectives its AllReduce/AllGather nodes need.
+// The ranks of a tensor-parallel run: the collectives its AllReduce/AllGather nodes need, and
+// memory that ranks on one machine share.
 // The executors see only this interface: `MpiCommunicator` (runtime/mpi_communicator.h) runs
 // them over OpenMPI between processes; a run without one is a single rank, where every
 // collective is the identity. No MPI here, so the planner, the executors and the CLI do not
