@@ -115,6 +115,34 @@ if p.returncode == 0 and p3.returncode == 0:
                np.load(os.path.join(single, "last_hidden_state.npy")))
     check(e <= TOL, "bert, 3 ranks, batch 2: rel L2 %.2e vs one process (<= %g)" % (e, TOL))
 
+# A graph that is sharded already: onnxruntime's com.microsoft AllReduce and AllGather. Both
+# ranks run the same weights, so the sum is twice one rank's product and the gather two copies.
+def sharded_model(path):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = (np.arange(8 * 6, dtype=np.float32).reshape(8, 6) % 7 - 3) / 4
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["p"]),
+             helper.make_node("AllReduce", ["p"], ["y"], domain="com.microsoft", group_size=2),
+             helper.make_node("AllGather", ["y"], ["z"], domain="com.microsoft", group_size=2, axis=1)]
+    g = helper.make_graph(nodes, "sharded", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [4, 12])], [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    onnx.save(m, path)
+    return w
+
+
+sharded = os.path.join(WORK, "sharded.onnx")
+w = sharded_model(sharded)
+x = (np.arange(32, dtype=np.float32).reshape(4, 8) % 5 - 2) / 3
+np.save(os.path.join(WORK, "sharded_x.npy"), x)
+p, secs = mpirun([GAF, "run", sharded, "--tp", "2", "--input", "x=" + os.path.join(WORK, "sharded_x.npy"),
+                  "--output-dir", os.path.join(WORK, "sharded.out"), "-q"])
+check(p.returncode == 0, "com.microsoft AllReduce/AllGather graph: 2 ranks run (%s)" % p.stderr.strip()[-200:])
+if p.returncode == 0:
+    y = 2 * x @ w
+    e = rel_l2(np.load(os.path.join(WORK, "sharded.out", "z.npy")), np.concatenate([y, y], axis=1))
+    check(e <= TOL, "com.microsoft AllReduce/AllGather: rel L2 %.2e vs NumPy" % e)
+
 # Faults. Ranks that loaded different models: refused at start by the plan hash, one line.
 p, secs = mpirun(["-np", "1", GAF, "run"] + bert + ["--tp", "2", "-q", ":", "-np", "1", GAF, "run",
                   "builtin:bert-base", "--layers", "1", "--seq", "32", "--tp", "2", "-q"], ranks=1)

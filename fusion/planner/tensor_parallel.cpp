@@ -539,6 +539,11 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
     throw GafError("tensor-parallel rank " + std::to_string(tp.rank) + " is outside 0.." + std::to_string(tp.size - 1));
   if (tp.size == 1) return result;
   if (!g.dynamic.empty()) throw GafError("--tp with dynamic dims (--dim NAME=LO..HI) is not supported yet; bind every dim");
+  for (const Node& n : g.nodes())
+    if (n.op_type == "AllReduce" || n.op_type == "AllGather") {
+      result.refused.push_back("Left as sharded: the graph has collectives already ('" + n.name + "'), so each rank runs it as it is");
+      return result;
+    }
 
   const GraphView v(g);
   RegionFinder finder(g, v, tp.size);
