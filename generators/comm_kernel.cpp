@@ -83,12 +83,13 @@ class CommComputeKernel : public GroupKernel {
       for (const std::string& in : n.inputs) {
         if (in.empty() || produced.count(in) || sub.has_value(in)) continue;
         const Value& v = g.value(in);
-        if (v.constant) {  // weights stay kernel inputs, as in every group
-          sub.add_initializer(in, *v.constant);
+        const Shape s = v.type.shape();
+        const int row_pos = axis - static_cast<int>(full.size() - s.size());
+        if (v.constant && (row_pos < 0 || s[static_cast<size_t>(row_pos)] == 1)) {
+          sub.add_initializer(in, *v.constant);  // the same for every row; still a kernel input
           access_[in] = Access::Whole;
           continue;
         }
-        const Shape s = v.type.shape();
         if (in == reduce_.outputs[0] && !shared_partials_.empty()) {
           // in = partial@rank0 + partial@rank1 + ..., each this rank's rows of that rank's block
           std::string sum;
@@ -118,13 +119,10 @@ class CommComputeKernel : public GroupKernel {
         }
         Access access = Access::Whole;
         if (in == reduce_.outputs[0]) access = Access::Reduced;
-        else if (s == full) access = Access::Rows;
-        else {
-          const int pos = axis - static_cast<int>(full.size() - s.size());
-          if (pos >= 0 && s[static_cast<size_t>(pos)] != 1)
-            throw GafError("internal: group g" + std::to_string(grp.id) + " input '" + in + "' " + shape_str(s) +
-                           " is neither whole rows nor the same for every row");
-        }
+        else if (s == full) access = Access::Rows;  // a constant too: each rank reads its rows
+        else if (row_pos >= 0 && s[static_cast<size_t>(row_pos)] != 1)
+          throw GafError("group g" + std::to_string(grp.id) + ": input '" + in + "' " + shape_str(s) +
+                         " is neither whole rows of " + shape_str(full) + " nor the same for every row");
         access_[in] = access;
         sub.add_value(in, TensorType(v.type.dtype, access == Access::Whole ? s : local));
         sub.inputs().push_back(in);
@@ -153,7 +151,7 @@ class CommComputeKernel : public GroupKernel {
     local_opts.comm = nullptr;
     inner_ = compile_group_kernel(sub, tail_, local_opts);
     reduced_ = Tensor::uninitialized(DType::Float32, local);
-    for (const std::string& in : grp.inputs) input_index_[in] = input_index_.size();
+    for (size_t k = 0; k < grp.inputs.size(); ++k) input_index_[grp.inputs[k]] = k;
     if (!input_index_.count(reduce_.inputs[0]))
       throw GafError("internal: group g" + std::to_string(grp.id) + " does not read its AllReduce's input");
     outputs_ = grp.outputs;
@@ -277,7 +275,7 @@ void run_collective(Communicator* comm, const Node& node, const Tensor& in, Tens
   int64_t outer = 1;
   for (int64_t a = 0; a < axis; ++a) outer *= in.shape()[static_cast<size_t>(a)];
   const size_t chunk = in.nbytes() / static_cast<size_t>(std::max<int64_t>(outer, 1));
-  Tensor staged = Tensor::uninitialized(DType::UInt8, {static_cast<int64_t>(in.nbytes()) * P});
+  Tensor staged(DType::UInt8, {static_cast<int64_t>(in.nbytes()) * P});  // zeroed: defined without peers (NPU model)
   auto* st = static_cast<uint8_t*>(staged.raw());
   if (in.nbytes() > 0) std::memcpy(st + static_cast<size_t>(r) * in.nbytes(), in.raw(), in.nbytes());
   if (comm) comm->all_gather(st, static_cast<int64_t>(in.nbytes()), node.name);

@@ -154,7 +154,7 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     // Profiling a tensor-parallel run: the ranks meet before each group, so that a group's time
     // is its own and not the wait for a rank still busy with the group before (load imbalance
     // is the forward time's, not a group's). Every rank profiles the same plan: same collectives.
-    if (profile_ && comm_ && comm_->size() > 1) comm_->check_same(0, "profiling: start of group " + std::to_string(s));
+    if (profile_ && comm_ && comm_->size() > 1) comm_->barrier("profiling: start of group " + std::to_string(s));
     auto t0 = std::chrono::steady_clock::now();
     std::vector<Tensor> outs = run_kernel(s, ins, output_tensors(s, &outputs));
     if (profile_)

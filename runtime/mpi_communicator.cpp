@@ -191,6 +191,7 @@ std::vector<void*> MpiCommunicator::shared_blocks(int64_t bytes, const std::stri
   const char* op = "SharedBlocks";
   s.guard(op, what);
   if (bytes <= 0) throw GafError(s.prefix() + State::name(op, what) + ": no bytes asked for");
+  barrier(what);  // every rank is here (with the timeout) before the calls below, which block
   if (s.node == MPI_COMM_NULL)
     s.check(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &s.node),
             "MPI_Comm_split_type", op, what);

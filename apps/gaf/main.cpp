@@ -29,14 +29,17 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 1;
   }
   try {
-    if (app.got_subcommand("run")) return run();
-    if (app.got_subcommand("info")) return info();
-    if (app.got_subcommand("plan")) return plan();
-    if (app.got_subcommand("report")) return report();
-    if (app.got_subcommand("explain")) return explain();
-    if (app.got_subcommand("verify")) return verify();
-    if (app.got_subcommand("compile")) return compile();
-    if (app.got_subcommand("generate")) return generate();
+    int rc = 2;
+    if (app.got_subcommand("run")) rc = run();
+    else if (app.got_subcommand("info")) rc = info();
+    else if (app.got_subcommand("plan")) rc = plan();
+    else if (app.got_subcommand("report")) rc = report();
+    else if (app.got_subcommand("explain")) rc = explain();
+    else if (app.got_subcommand("verify")) rc = verify();
+    else if (app.got_subcommand("compile")) rc = compile();
+    else if (app.got_subcommand("generate")) rc = generate();
+    gaf::cli::leave_parallel_job();
+    return rc;
   } catch (const gaf::GafError& e) {
     std::cerr << "gaf: error: " << e.what() << std::endl;
     gaf::cli::end_parallel_job_on_error(1);

@@ -152,7 +152,7 @@ nlohmann::json npu_report_json(const Graph& g, const FusionPlan& plan, const Npu
           {"target_file", m.target.file},
           {"fused", counts_json(m.fused, m.fused_pipes)},
           {"unfused", counts_json(m.unfused, m.unfused_pipes)},
-          {"max_abs_diff_fused_vs_unfused", m.max_abs_diff},
+          {"max_abs_diff_fused_vs_unfused", m.ranks > 1 ? nlohmann::json() : nlohmann::json(m.max_abs_diff)},
           {"ranks", m.ranks},
           {"by_kind", kinds},
           {"groups", groups}};

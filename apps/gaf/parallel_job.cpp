@@ -26,6 +26,8 @@ std::shared_ptr<Communicator> join_parallel_job(int tp, double timeout_seconds) 
   return job();
 }
 
+void leave_parallel_job() { job().reset(); }
+
 int job_rank() { return job() ? job()->rank() : 0; }
 
 void end_parallel_job_on_error(int code) {

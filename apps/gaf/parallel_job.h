@@ -15,6 +15,10 @@ std::shared_ptr<Communicator> join_parallel_job(int tp, double timeout_seconds);
 // This process's rank (0 outside a job).
 int job_rank();
 
+// Ends this process's part of the job normally: the communicator (and its shared windows) is
+// released before MPI is finalised at exit. Call once the command is done.
+void leave_parallel_job();
+
 // After an error was printed: ends the whole job (MPI_Abort) so that no other rank waits for
 // this one until its timeout. Does nothing outside a job of several ranks.
 void end_parallel_job_on_error(int code);

@@ -1,9 +1,9 @@
 // Built-in rule 4 of the five kinds, communication + compute: an AllReduce, then (bias) →
 // (Dropout) → residual Add → (a LayerNorm or RMSNorm over the last axis, in any spelling the
-// normalization rules match). The group runs as reduce-scatter → bias, residual and norm on this
-// rank's block of rows → all-gather (generators/comm_kernel.h): the same bytes on the wire as an
-// AllReduce, but the epilogue and the norm run on 1/P of the rows on each rank, and the reduced
-// rows go straight into them instead of through another pass over memory.
+// normalization rules match). Each rank runs the bias, residual and norm on its own block of rows
+// only, and the reduced rows go straight into them (generators/comm_kernel.h: the partial sums
+// read from shared memory and added in that kernel, or a reduce-scatter before it and an
+// all-gather after it).
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -14,15 +14,15 @@
 
 namespace gaf {
 
-namespace {
-
-// The axis a comm_compute group splits its rows along: the outermost axis with extent > 1 other
-// than the last; -1 when there is none or the ranks do not divide it.
-int row_split_axis(const Shape& s, int64_t ranks) {
-  for (size_t a = 0; a + 1 < s.size(); ++a)
-    if (s[a] > 1) return s[a] % ranks == 0 ? static_cast<int>(a) : -1;
+int comm_row_split_axis(const Shape& reduced, int64_t ranks) {
+  for (int64_t e : reduced)
+    if (e == 0) return -1;  // nothing to split
+  for (size_t a = 0; a + 1 < reduced.size(); ++a)
+    if (reduced[a] > 1) return reduced[a] % ranks == 0 ? static_cast<int>(a) : -1;
   return -1;
 }
+
+namespace {
 
 bool reduces_last_axis_only(const GraphView& g, int node) {
   const Node& n = g.node(node);
@@ -100,7 +100,7 @@ class CommComputeRule : public FusionRule {
     const Node& ar = g.node(a);
     const Shape full = g.graph().value(ar.outputs[0]).type.shape();
     const int64_t ranks = ar.attrs.get_int("group_size", 1);
-    if (row_split_axis(full, ranks) < 0) {
+    if (comm_row_split_axis(full, ranks) < 0) {
       if (refusal)
         *refusal = "AllReduce '" + ar.name + "' " + shape_str(full) + ": its rows do not split into " +
                    std::to_string(ranks) + " equal blocks for a reduce-scatter; it runs alone, and the work after it "
@@ -157,6 +157,5 @@ class CommComputeRule : public FusionRule {
 
 std::shared_ptr<const FusionRule> make_comm_compute_rule() { return std::make_shared<CommComputeRule>(); }
 
-int comm_row_split_axis(const Shape& reduced, int64_t ranks) { return row_split_axis(reduced, ranks); }
 
 }  // namespace gaf

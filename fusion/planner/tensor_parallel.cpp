@@ -59,9 +59,10 @@ int64_t product(const Shape& s, size_t from, size_t to) {
 }
 
 // Where a split of `in` along s.axis lands when the same elements are viewed as `out` (Reshape,
-// Flatten, (Un)Squeeze): the axes form groups with equal products; inside its group the split
-// axis must be the outermost non-trivial one, and the output axis that takes the split is the
-// first of the group whose extent the split's blocks and P divide.
+// Flatten, (Un)Squeeze): the axes form groups with equal products. Inside its group, the axes
+// before the split one (and its own blocks) make the group's flat range `blocks` equal blocks,
+// each cut into P parts; the output axis that takes the split is the first of the group whose
+// extent those blocks times P divide (with blocks of its own for the axes before it).
 std::optional<Split> reshape_split(const Shape& in, const Shape& out, const Split& s, int64_t P) {
   std::vector<int64_t> pin(in.size() + 1, 1), pout(out.size() + 1, 1);
   for (size_t i = 0; i < in.size(); ++i) pin[i + 1] = pin[i] * in[i];
@@ -195,14 +196,21 @@ class RegionFinder {
     const OpSchema* schema = OpRegistry::global().find(nd.op_type);
     const OpClass cls = schema ? schema->op_class : OpClass::Opaque;
     if (nd.op_type == "MatMul") return matmul(n);
+    // Ops whose parameters line up with a channel axis rather than numpy's trailing axes.
+    if (nd.op_type == "BatchNormalization" || nd.op_type == "QuantizeLinear" || nd.op_type == "DequantizeLinear" ||
+        nd.op_type == "DynamicQuantizeLinear")
+      fail(n, nd.op_type + " is not known to run split");
     if (cls == OpClass::Elementwise || cls == OpClass::Broadcast) return broadcast(n);
+    if (nd.op_type == "Concat") return concat(n);
+    // The handlers below follow their data operand (input 0).
+    if (nd.inputs.empty() || nd.inputs[0].empty() || !split_of(nd.inputs[0]))
+      fail(n, "only an operand other than its data is split");
     if (nd.op_type == "Transpose") return transpose(n);
     if (nd.op_type == "Reshape" || nd.op_type == "Flatten" || nd.op_type == "Squeeze" || nd.op_type == "Unsqueeze")
       return reshape(n);
     if (nd.op_type == "Expand") return expand(n);
     if (nd.op_type == "Split") return split(n);
     if (nd.op_type == "Slice") return slice(n);
-    if (nd.op_type == "Concat") return concat(n);
     if (nd.op_type == "Gather") return gather(n);
     if (nd.op_type == "Softmax" || nd.op_type == "LogSoftmax") return softmax(n);
     if (nd.op_type.rfind("Reduce", 0) == 0) return reduce(n);
@@ -242,6 +250,9 @@ class RegionFinder {
     const Split* sa = split_of(nd.inputs[0]);
     const Split* sb = split_of(nd.inputs[1]);
     const int ra = rank_of(nd.inputs[0]), rb = rank_of(nd.inputs[1]), R = rank_of(nd.outputs[0]);
+    const bool contracts = (sa && !sb && sa->axis == ra - 1) || (sb && !sa && sb->axis == rb - 2);
+    if (contracts && g_.value(nd.outputs[0]).type.dtype != DType::Float32)
+      fail(n, "contracts over the split axis but its output is not float32 (AllReduce sums float32)");
     if (sa && !sb && sa->axis == ra - 1) {  // contracts over the split: row-parallel
       if (!v_.constant(nd.inputs[1]) || rb != 2) fail(n, "contracts over the split axis with a non-constant B");
       if (sa->blocks != 1) fail(n, "contracts over a split made of several blocks");
@@ -371,13 +382,14 @@ class RegionFinder {
     const int r = rank_of(nd.inputs[0]);
     const Shape in = shape_of(g_, nd.inputs[0]);
     const std::vector<int64_t> starts = constant_ints(n, 1), ends = constant_ints(n, 2);
-    std::vector<int64_t> axes;
+    std::vector<int64_t> axes, steps;
     if (nd.inputs.size() > 3 && !nd.inputs[3].empty()) axes = constant_ints(n, 3);
     else
       for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+    if (nd.inputs.size() > 4 && !nd.inputs[4].empty()) steps = constant_ints(n, 4);
     for (size_t k = 0; k < axes.size(); ++k) {
-      if ((axes[k] + r) % r == s.axis && !(starts[k] == 0 && ends[k] >= in[static_cast<size_t>(s.axis)]))
-        fail(n, "slices the split axis");
+      const bool whole = starts[k] == 0 && ends[k] >= in[static_cast<size_t>(s.axis)] && (k >= steps.size() || steps[k] == 1);
+      if ((axes[k] + r) % r == s.axis && !whole) fail(n, "slices the split axis");
     }
     set_outputs(n, s);
   }
@@ -541,7 +553,7 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
   if (!g.dynamic.empty()) throw GafError("--tp with dynamic dims (--dim NAME=LO..HI) is not supported yet; bind every dim");
   for (const Node& n : g.nodes())
     if (n.op_type == "AllReduce" || n.op_type == "AllGather") {
-      result.refused.push_back("Left as sharded: the graph has collectives already ('" + n.name + "'), so each rank runs it as it is");
+      result.refused.push_back("Left as is: the graph has collectives already ('" + n.name + "'), so each rank runs it as it is");
       return result;
     }
 
