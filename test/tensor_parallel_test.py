@@ -148,6 +148,11 @@ p, secs = mpirun(["-np", "1", GAF, "run"] + bert + ["--tp", "2", "-q", ":", "-np
                   "builtin:bert-base", "--layers", "1", "--seq", "32", "--tp", "2", "-q"], ranks=1)
 check(p.returncode != 0 and "differs between ranks" in p.stderr and secs < 60,
       "different models on the ranks: refused in %.1f s (%s)" % (secs, p.stderr.strip().splitlines()[0][:160] if p.stderr.strip() else ""))
+# Ranks given different inputs: refused before anything runs.
+p, secs = mpirun(["-np", "1", GAF, "run"] + bert + ["--tp", "2", "-q", "--seed", "1", ":", "-np", "1", GAF, "run"] + bert +
+                 ["--tp", "2", "-q", "--seed", "2"], ranks=1)
+check(p.returncode != 0 and "the input data differs between ranks" in p.stderr and secs < 60,
+      "different inputs on the ranks: refused in %.1f s" % secs)
 # A rank that fails (its input file is missing) ends the job with its error, no hang.
 p, secs = mpirun(["-np", "1", GAF, "run"] + bert + ["--tp", "2", "-q", "--comm-timeout", "20", ":", "-np", "1", GAF,
                   "run"] + bert + ["--tp", "2", "-q", "--input", "input_ids=/nonexistent.npy"], ranks=1)

@@ -77,6 +77,20 @@ struct QuietRank {
   }
 };
 
+// FNV-1a over the inputs' names, shapes and bytes.
+uint64_t inputs_hash(const TensorMap& inputs) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+  };
+  for (const auto& [name, t] : inputs) {
+    mix(name.data(), name.size());
+    for (int64_t d : t.shape()) mix(&d, sizeof d);
+    if (t.raw()) mix(t.raw(), t.nbytes());
+  }
+  return h;
+}
+
 // Median of `repeat` timed runs (after the caller's warm-up), in ms.
 template <typename RunFn>
 double median_ms(int repeat, RunFn run) {
@@ -114,6 +128,8 @@ int run(const RunArgs& a) {
     std::printf("inputs: none given, using generated inputs (seed %u)\n", a.seed);
   }
   check_graph_inputs(engine.graph(), inputs);
+  // Tensor parallel: every rank computes its part of the same forward, so the inputs must agree.
+  if (opts.comm && opts.comm->size() > 1) opts.comm->check_same(inputs_hash(inputs), "the input data");
   size_t weight_bytes = 0;
   for (const auto& [_, v] : engine.graph().values())
     if (v.constant) weight_bytes += v.constant->nbytes();
