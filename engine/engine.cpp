@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "generators/weight_packing.h"
+#include "runtime/fnv_hash.h"
 #include "schedules/host_target.h"
 
 namespace gaf {
@@ -27,17 +28,13 @@ void bind_ranks(EngineOptions& o) {
 // Identifies a plan across processes: the model and every group's kind and signature (weights
 // are kernel inputs, so the ranks of one sharded model agree).
 uint64_t plan_hash(const std::string& model, const FusionPlan& plan) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  auto mix = [&h](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  };
-  mix(model);
+  Fnv1a h;
+  h.add(model);
   for (const FusionGroup& grp : plan.groups) {
-    mix(fusion_kind_name(grp.kind));
-    mix(grp.signature);
+    h.add(fusion_kind_name(grp.kind));
+    h.add(grp.signature);
   }
-  return h;
+  return h.value();
 }
 
 }  // namespace

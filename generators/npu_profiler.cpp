@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "fusion/planner/planner.h"
+#include "fusion/planner/group_info.h"
 #include "generators/comm_kernel.h"
 
 namespace gaf {
@@ -51,11 +52,6 @@ class StandInRanks : public Communicator {
   int size_;
 };
 
-int64_t value_nbytes(const Graph& g, const std::string& v) {
-  const Value& val = g.value(v);
-  return byte_size(val.type.dtype, val.type.shape());
-}
-
 // What a group's collectives send over one rank's link, ring algorithm over P ranks: an
 // all-reduce of B bytes sends 2(P-1)/P B in 2(P-1) steps; a reduce-scatter, or an all-gather,
 // of B bytes in all (P-1)/P B in P-1 steps. A comm_compute group is a reduce-scatter of the
@@ -73,12 +69,12 @@ NpuCounts link_counts(const Graph& g, const FusionGroup& grp) {
     const int64_t p = node.attrs.get_int("group_size", 1);
     if (p < 2) continue;
     if (fused) {
-      ring(value_nbytes(g, node.inputs[0]), p, 1);
-      for (const std::string& o : grp.outputs) ring(value_nbytes(g, o), p, 1);
+      ring(value_bytes(g, node.inputs[0]), p, 1);
+      for (const std::string& o : grp.outputs) ring(value_bytes(g, o), p, 1);
     } else if (node.op_type == "AllReduce") {
-      ring(value_nbytes(g, node.inputs[0]), p, 2);
+      ring(value_bytes(g, node.inputs[0]), p, 2);
     } else {
-      ring(value_nbytes(g, node.outputs[0]), p, 1);
+      ring(value_bytes(g, node.outputs[0]), p, 1);
     }
   }
   return c;

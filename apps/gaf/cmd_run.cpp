@@ -19,6 +19,7 @@
 #include "fusion/report/report.h"
 #include "generators/plan_profiler.h"
 #include "generators/shape_classes.h"
+#include "runtime/fnv_hash.h"
 #include "runtime/process_memory.h"
 #include "runtime/tensor_io.h"
 
@@ -77,18 +78,15 @@ struct QuietRank {
   }
 };
 
-// FNV-1a over the inputs' names, shapes and bytes.
+// The inputs' names, shapes and bytes.
 uint64_t inputs_hash(const TensorMap& inputs) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const void* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
-  };
+  Fnv1a h;
   for (const auto& [name, t] : inputs) {
-    mix(name.data(), name.size());
-    for (int64_t d : t.shape()) mix(&d, sizeof d);
-    if (t.raw()) mix(t.raw(), t.nbytes());
+    h.add(name.data(), name.size());
+    for (int64_t d : t.shape()) h.add(&d, sizeof d);
+    if (t.raw()) h.add(t.raw(), t.nbytes());
   }
-  return h;
+  return h.value();
 }
 
 // Median of `repeat` timed runs (after the caller's warm-up), in ms.
