@@ -93,11 +93,14 @@ const Graph& Engine::kernel_graph() {
 
 FusedExecutor& Engine::compile(const CompileProgress& progress) {
   if (!executor_) {
-    const Graph& g = kernel_graph();
+    kernel_graph();
+    std::map<std::string, KvCacheBinding> caches = bind_kv_caches(graph_, *plan_, opts_.kv_caches);
+    const Graph& g = graph_;
     // Ranks that loaded different models or options are refused before anything compiles.
     if (opts_.comm && opts_.comm->size() > 1) opts_.comm->check_same(plan_hash(graph_.name, *plan_), "the plan");
     executor_ = std::make_unique<FusedExecutor>(
-        g, *plan_, ExecutorOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr, progress, opts_.comm.get()});
+        g, *plan_,
+        ExecutorOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr, progress, opts_.comm.get(), std::move(caches)});
   }
   return *executor_;
 }

@@ -15,6 +15,7 @@
 #include "fusion/planner/tensor_parallel.h"
 #include "generators/aot_compiler.h"
 #include "generators/fused_executor.h"
+#include "generators/kv_cache.h"
 #include "generators/precision.h"
 #include "runtime/communicator.h"
 #include "runtime/npu_target.h"
@@ -42,6 +43,9 @@ struct EngineOptions {
   // reports do not (they show rank tp.rank's plan).
   TensorParallel tp;
   std::shared_ptr<Communicator> comm;
+  // KV caches the runtime owns (generators/kv_cache.h): each present output kept in a block of
+  // `capacity` rows, appended in place when its past input is fed back.
+  std::vector<KvCacheBinding> kv_caches;
 };
 
 // Sets Halide's thread pool size (HL_NUM_THREADS) if `threads` > 0; it must run before the first

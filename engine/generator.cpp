@@ -107,11 +107,22 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
     if (!std::filesystem::is_regular_file(f)) throw GafError(f + ": no such file (expected optimum's two decoder files)");
   const Graph step_graph = import_onnx_file(sf);
   dims_ = decoder_dims(import_onnx_file(pf), step_graph, dir, batch, max_len);
-  for (const std::string& in : step_graph.inputs())
-    if (in != kIds) past_.push_back(in);
   EngineOptions po = base, so = base;
   po.model = dims_.prefill;
   so.model = dims_.step;
+  // The runtime's KV caches: every present.X in a block of max_len rows along the cache axis
+  // (the dim of past_key_values.X that is the cache length), appended in place by each step.
+  for (const std::string& in : step_graph.inputs()) {
+    if (in == kIds) continue;
+    past_.push_back(in);
+    const std::vector<Dim>& dims = step_graph.value(in).type.dims;
+    int axis = -1;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!dims[d].symbol.empty() && dims_.step.dim_ranges.count(dims[d].symbol)) axis = static_cast<int>(d);
+    if (axis < 0) throw GafError(sf + ": input '" + in + "' has no cache-length dim");
+    po.kv_caches.push_back(KvCacheBinding{present_of(in), "", axis, max_len});
+    so.kv_caches.push_back(KvCacheBinding{present_of(in), in, axis, max_len});
+  }
   prefill_ = std::make_unique<Engine>(pf, po);
   step_ = std::make_unique<Engine>(sf, so);
 }

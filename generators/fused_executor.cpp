@@ -15,7 +15,7 @@
 namespace gaf {
 
 FusedExecutor::FusedExecutor(const Graph& g, const FusionPlan& plan, const ExecutorOptions& opts)
-    : g_(g), plan_(plan), npu_(opts.npu != nullptr), comm_(opts.comm) {
+    : g_(g), plan_(plan), npu_(opts.npu != nullptr), comm_(opts.comm), kv_caches_(opts.kv_caches) {
   compile(opts);
 }
 
@@ -55,7 +55,11 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
         tuned_.push_back(tuned != nullptr);
         stats_.tuned_groups += tuned != nullptr;
       }
-      const std::string key = classes_[c].kernel_key(grp.signature);
+      // Kernels over cache windows take strides and origins at run time: not those of a twin.
+      std::string key = classes_[c].kernel_key(grp.signature);
+      for (const auto* names : {&grp.inputs, &grp.outputs})
+        for (size_t k = 0; k < names->size(); ++k)
+          if (g.value((*names)[k]).block_window) key += (names == &grp.inputs ? "|win_in" : "|win_out") + std::to_string(k);
       auto it = by_signature_.find(key);
       if (it != by_signature_.end()) {
         ++stats_.kernel_cache_hits;
@@ -104,6 +108,11 @@ std::vector<Tensor> FusedExecutor::output_tensors(size_t s, TensorMap* caller) {
   std::vector<Tensor> outs;
   for (size_t k = 0; k < descs.size(); ++k) {
     const std::string* name = k < grp.outputs.size() ? &grp.outputs[k] : nullptr;
+    auto window = caller && name ? cache_windows_.find(*name) : cache_windows_.end();
+    if (window != cache_windows_.end()) {
+      outs.push_back(window->second.written);
+      continue;
+    }
     if (name && !g_.value(*name).sym_dims.empty()) descs[k].shape = eval_shape(g_.value(*name).sym_dims, dims_);
     auto at = caller && name ? arena_offset_.find(*name) : arena_offset_.end();
     if (at != arena_offset_.end() && arena_) {
@@ -142,6 +151,7 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     for (auto& [name, value] : dims_) value = bound.at(name);
     current_ = find_shape_class(classes_, dims_);
   }
+  bind_cache_windows(inputs, outputs);
   ValueStore store(g_, inputs, last_use_);
   group_ms_.assign(plan_.groups.size(), 0.0);
   if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
@@ -159,12 +169,47 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     std::vector<Tensor> outs = run_kernel(s, ins, output_tensors(s, &outputs));
     if (profile_)
       group_ms_[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (size_t k = 0; k < grp.outputs.size() && !cache_windows_.empty(); ++k) {
+      auto window = cache_windows_.find(grp.outputs[k]);
+      if (window != cache_windows_.end()) outs[k] = window->second.whole;  // later groups read all rows
+    }
     store.finish_step(s, grp.outputs, outs, grp.inputs);
   }
   stats_.peak_bytes = std::max(stats_.peak_bytes, store.peak_bytes());
   // Graph outputs no group computes (a graph input or a constant passed through) are shared.
   for (const std::string& o : g_.outputs())
     if (!computed_outputs_.count(o)) outputs[o] = *store.get(o);
+}
+
+void FusedExecutor::bind_cache_windows(const TensorMap& inputs, TensorMap& outputs) {
+  cache_windows_.clear();
+  for (const auto& [name, b] : kv_caches_) {
+    const Value& v = g_.value(name);
+    const Shape shape = v.sym_dims.empty() ? v.type.shape() : eval_shape(v.sym_dims, dims_);
+    const Tensor* past = b.past.empty() ? nullptr : &inputs.at(b.past);
+    const int64_t rows = shape[b.axis], past_rows = past ? past->shape()[b.axis] : 0;
+    if (rows > b.capacity)
+      throw GafError("KV cache '" + name + "': " + std::to_string(rows) + " rows do not fit its " +
+                     std::to_string(b.capacity));
+    Shape past_shape = shape;
+    past_shape[b.axis] = past_rows;
+    auto fits = [&](const Tensor* t) {
+      return t && t->is_window() && t->dtype() == v.type.dtype && t->window_axis() == b.axis &&
+             t->capacity() == b.capacity && t->window_begin() == 0 && t->rank() == static_cast<int>(shape.size()) &&
+             t->window(0, past_rows).shape() == past_shape;
+    };
+    Tensor whole;
+    auto kept = outputs.find(name);
+    if (fits(past)) whole = past->window(0, rows);
+    else if (kept != outputs.end() && fits(&kept->second)) whole = kept->second.window(0, rows);
+    else whole = Tensor::with_capacity(v.type.dtype, shape, b.axis, b.capacity);
+    if (past && !(past->is_window() && past->same_block(whole) && past->window_begin() == 0)) {
+      Tensor head = whole.window(0, past_rows);
+      head.copy_from(*past);
+    }
+    outputs[name] = whole;
+    cache_windows_[name] = CacheWindows{whole, b.append ? whole.window(past_rows, rows) : whole};
+  }
 }
 
 void FusedExecutor::check_member_inputs(size_t s, const std::vector<const Tensor*>& group_inputs) const {

@@ -13,6 +13,7 @@
 
 #include "fusion/planner/plan.h"
 #include "generators/group_kernel.h"
+#include "generators/kv_cache.h"
 #include "generators/reference_executor.h"
 #include "schedules/schedule_db.h"
 
@@ -32,6 +33,8 @@ struct ExecutorOptions {
   CompileProgress progress;
   // The ranks of a tensor-parallel run, for groups with collectives (generators/comm_kernel.h).
   Communicator* comm = nullptr;
+  // KV caches the runtime owns (kv_cache.h: bind_kv_caches has marked their values), by present.
+  std::map<std::string, KvCacheBinding> kv_caches;
 };
 
 class FusedExecutor {
@@ -41,6 +44,10 @@ class FusedExecutor {
   explicit FusedExecutor(const Graph& g, const FusionPlan& plan, const ExecutorOptions& opts = {});
   // Runs the graph into `outputs`, which the caller keeps across runs: a graph output already
   // there with the planned dtype and shape is computed in place, any other is allocated there.
+  // A KV cache's present is a window of a block (kv_cache.h): the block of its past input when
+  // that is a window of a block of the same capacity — appended in place, so rows after the past
+  // in that block are the runtime's to overwrite — else the block already in `outputs`, else a
+  // new one; past is copied into it only when it is not already there.
   // Intermediates live in one arena laid out by plan_memory (allocated once at compile), so a
   // steady-state run allocates no tensor memory and takes no page faults. Not re-entrant: one
   // run at a time per executor.
@@ -93,6 +100,13 @@ class FusedExecutor {
   // outputs in the caller's map (reused when they fit) and intermediates in the arena; else fresh.
   std::vector<Tensor> output_tensors(size_t s, TensorMap* caller);
   std::vector<Tensor> run_kernel(size_t s, const std::vector<const Tensor*>& inputs, std::vector<Tensor> outs);
+  std::map<std::string, KvCacheBinding> kv_caches_;
+  // The run's cache windows, by present: the whole (rows [0, past + seq)) and what its group writes.
+  struct CacheWindows {
+    Tensor whole, written;
+  };
+  std::map<std::string, CacheWindows> cache_windows_;
+  void bind_cache_windows(const TensorMap& inputs, TensorMap& outputs);
 };
 
 }  // namespace gaf

@@ -35,6 +35,7 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
     Value shape_only;
     shape_only.type = v.type;
     shape_only.sym_dims = v.sym_dims;
+    shape_only.block_window = v.block_window;
     in_values_.push_back(shape_only);
   }
   std::vector<MemberFuncs> members;  // stays empty for a generate step: its Funcs are its own
@@ -91,9 +92,15 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
 // strides into constants: tile coordinates simplify (a packed B's panel index,
 // matmul_schedule.h) and loads through layout ops are known to be dense or a fixed stride apart
 // (a staged K^T becomes vector loads and shuffles instead of one scalar load per lane).
+// A window of a block (Value::block_window) keeps only the innermost stride 1: the others are the
+// block's, and an output window's rows start where the cache ends.
 void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Value& v) const {
   const Shape shape = v.type.shape();
   if (shape_numel(shape) == 0) return;  // a zero-sized tensor: strides are meaningless
+  if (v.block_window) {
+    buf.dim(0).set_stride(1);
+    return;
+  }
   const int rank = static_cast<int>(shape.size());
   const std::vector<Expr> extents = extents_of(v);
   if (!extents.empty()) {

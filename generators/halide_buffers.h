@@ -1,5 +1,7 @@
 // Wrapping a Tensor's storage as a Halide buffer (no copy): ONNX's row-major axes reversed into
-// Halide's dims (dim 0 innermost, stride 1).
+// Halide's dims (dim 0 innermost, stride 1). A window of a block (a KV cache) keeps the block's
+// strides and its rows' coordinates: a kernel writing rows [past, past + seq) of it computes
+// those rows only.
 #pragma once
 
 #include <Halide.h>
@@ -10,10 +12,11 @@ namespace gaf {
 
 inline Halide::Buffer<> halide_buffer_of(const Tensor& t) {
   std::vector<halide_dimension_t> dims;
-  int64_t stride = 1;
+  const std::vector<int64_t> strides = t.strides();
   for (int d = t.rank() - 1; d >= 0; --d) {
-    dims.push_back(halide_dimension_t(0, static_cast<int32_t>(t.shape()[d]), static_cast<int32_t>(stride)));
-    stride *= t.shape()[d];
+    const int64_t min = d == t.window_axis() ? t.window_begin() : 0;
+    dims.push_back(halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[d]),
+                                      static_cast<int32_t>(strides[d])));
   }
   return Halide::Buffer<>(halide_type(t.dtype()), const_cast<void*>(t.raw()), t.rank(), dims.data());
 }

@@ -158,6 +158,7 @@ Tensor Tensor::in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> sto
 }
 
 Tensor Tensor::part(int64_t byte_offset, Shape shape) const {
+  if (is_window()) throw GafError("internal: part() of a window of a block");
   const int64_t bytes = byte_size(dtype_, shape);
   if (byte_offset < 0 || byte_offset > static_cast<int64_t>(nbytes()) || bytes > static_cast<int64_t>(nbytes()) - byte_offset)
     throw GafError("internal: a part of " + std::to_string(bytes) + " bytes at " + std::to_string(byte_offset) +
@@ -168,15 +169,91 @@ Tensor Tensor::part(int64_t byte_offset, Shape shape) const {
 Tensor Tensor::reshaped(Shape shape) const {
   if (shape_numel(shape) != numel())
     throw GafError("cannot reshape tensor of shape " + shape_str(shape_) + " to " + shape_str(shape));
+  if (is_window()) throw GafError("internal: reshaped() of a window of a block");
   Tensor t = *this;
   t.shape_ = std::move(shape);
   return t;
 }
 
 Tensor Tensor::clone() const {
-  Tensor t(dtype_, shape_);
-  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  Tensor t = uninitialized(dtype_, shape_);
+  t.copy_from(*this);
   return t;
+}
+
+Tensor Tensor::with_capacity(DType dtype, Shape shape, int axis, int64_t capacity) {
+  if (axis < 0 || axis >= static_cast<int>(shape.size()) || capacity < shape[axis])
+    throw GafError("a block of " + std::to_string(capacity) + " rows along axis " + std::to_string(axis) +
+                   " cannot hold " + dtype_name(dtype) + shape_str(shape));
+  Shape block = shape;
+  block[axis] = capacity;
+  Tensor t = uninitialized(dtype, block);
+  t.window_axis_ = axis;
+  t.capacity_ = capacity;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+std::vector<int64_t> Tensor::strides() const {
+  std::vector<int64_t> st(shape_.size());
+  int64_t s = 1;
+  for (int d = rank() - 1; d >= 0; --d) {
+    st[d] = s;
+    s *= d == window_axis_ ? capacity_ : shape_[d];
+  }
+  return st;
+}
+
+const uint8_t* Tensor::block_base() const {
+  return storage_.get() - window_begin_ * strides()[window_axis_] * static_cast<int64_t>(dtype_size(dtype_));
+}
+
+Tensor Tensor::window(int64_t begin, int64_t end) const {
+  if (!is_window()) throw GafError("internal: window() of a tensor that is not a window of a block");
+  if (begin < 0 || begin > end || end > capacity_)
+    throw GafError("rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") do not fit a block of " +
+                   std::to_string(capacity_) + " rows along axis " + std::to_string(window_axis_));
+  Tensor t = *this;
+  const int64_t step = strides()[window_axis_] * static_cast<int64_t>(dtype_size(dtype_));
+  t.storage_ = std::shared_ptr<uint8_t>(storage_, storage_.get() + (begin - window_begin_) * step);
+  t.window_begin_ = begin;
+  t.shape_[window_axis_] = end - begin;
+  return t;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (src.dtype_ != dtype_ || src.shape_ != shape_)
+    throw GafError("cannot copy " + std::string(dtype_name(src.dtype_)) + shape_str(src.shape_) + " into " +
+                   dtype_name(dtype_) + shape_str(shape_));
+  if (numel() == 0) return;
+  if (!is_window() && !src.is_window()) {
+    std::memcpy(raw(), src.raw(), nbytes());
+    return;
+  }
+  // One memcpy per innermost row (stride 1 in every layout).
+  const std::vector<int64_t> to = strides(), from = src.strides();
+  const size_t esize = dtype_size(dtype_);
+  const int64_t row = rank() == 0 ? 1 : shape_.back();
+  const int64_t rows = numel() / row;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t a = 0, b = 0, rest = r;
+    for (int d = rank() - 2; d >= 0; --d) {
+      const int64_t i = rest % shape_[d];
+      rest /= shape_[d];
+      a += i * to[d];
+      b += i * from[d];
+    }
+    std::memcpy(data<uint8_t>() + a * esize, src.data<uint8_t>() + b * esize, row * esize);
+  }
+}
+
+bool Tensor::same_block(const Tensor& other) const {
+  if (!is_window() || !other.is_window() || dtype_ != other.dtype_ || window_axis_ != other.window_axis_ ||
+      capacity_ != other.capacity_ || rank() != other.rank())
+    return false;
+  for (int d = 0; d < rank(); ++d)
+    if (d != window_axis_ && shape_[d] != other.shape_[d]) return false;
+  return block_base() == other.block_base();
 }
 
 }  // namespace gaf

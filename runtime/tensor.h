@@ -93,12 +93,36 @@ class Tensor {
   // A tensor over this one's bytes from `byte_offset` on (no copy, shares ownership; not
   // necessarily 64-byte aligned), e.g. one rank's block of rows. Its bytes must fit.
   Tensor part(int64_t byte_offset, Shape shape) const;
+  // A dense copy (of a window's elements too).
   Tensor clone() const;
+
+  // Windows of a block: a KV cache preallocated to its longest length and appended in place.
+  // The block is a row-major tensor; a window is the block restricted to rows [begin, end) of one
+  // axis, so its elements are strides() apart, not dense, and data() points at its first
+  // element. Kernels take windows (halide_buffers.h); code that reads data() as a dense array
+  // must not be handed one (clone() first).
+  // An uninitialised block of `capacity` rows along `axis`, as its window [0, shape[axis]).
+  static Tensor with_capacity(DType dtype, Shape shape, int axis, int64_t capacity);
+  // Rows [begin, end) of this window's block (block coordinates), sharing its storage.
+  Tensor window(int64_t begin, int64_t end) const;
+  bool is_window() const { return window_axis_ >= 0; }
+  int window_axis() const { return window_axis_; }
+  int64_t window_begin() const { return window_begin_; }
+  int64_t capacity() const { return capacity_; }  // the block's rows along window_axis()
+  // Copies `src` (same dtype and shape, either layout) into this tensor's elements.
+  void copy_from(const Tensor& src);
+  // Whether `other` is a window of the same block.
+  bool same_block(const Tensor& other) const;
+  // Element strides per axis (row-major over the block; dense: over the shape).
+  std::vector<int64_t> strides() const;
 
  private:
   DType dtype_ = DType::Float32;
   Shape shape_;
   std::shared_ptr<uint8_t> storage_;
+  int window_axis_ = -1;  // >= 0: a window of a block (see with_capacity)
+  int64_t window_begin_ = 0, capacity_ = 0;
+  const uint8_t* block_base() const;
   struct NoFill {};
   Tensor(DType dtype, Shape shape, NoFill);
 };

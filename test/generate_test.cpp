@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/generator.h"
+#include "fusion/frontend/onnx_import.h"
 #include "runtime/tensor_io.h"
 #include "test/cli_util.h"
 
@@ -70,6 +71,72 @@ TEST_F(Generate, GreedyTokensEqualPyTorchs) {
   EXPECT_EQ(g.step_ms.size(), static_cast<size_t>(kNewTokens - 1));
   // A longer generation than the engines were prepared for is refused before it runs.
   EXPECT_THROW(gen.generate(prompt, kNewTokens + 2), GafError);
+}
+
+// The runtime's KV cache: a step engine with the caches bound appends each token's keys and
+// values into the block the prefill allocated (the same storage every step, no copy of the
+// past), and its logits and caches equal a step engine without caches, which concatenates
+// (tolerance 1e-5 of the largest logit: the same kernels on the same values, only the layout
+// of the cache differs).
+TEST_F(Generate, KvCacheIsAppendedInPlace) {
+  const Tensor prompt = read_npy(dir_ + "/input_ids.npy");
+  const int64_t max_len = prompt.shape()[1] + 8;
+  const Graph prefill_graph = import_onnx_file(dir_ + "/decoder_model.onnx");
+  const Graph step_graph = import_onnx_file(dir_ + "/decoder_with_past_model.onnx");
+  const DecoderDims dims = decoder_dims(prefill_graph, step_graph, dir_, 1, max_len);
+  EngineOptions po, cached, plain;
+  po.model = dims.prefill;
+  cached.model = plain.model = dims.step;
+  std::vector<std::string> pasts;
+  for (const std::string& in : step_graph.inputs()) {
+    if (in == "input_ids") continue;
+    pasts.push_back(in);
+    const std::string present = "present." + in.substr(std::string("past_key_values.").size());
+    po.kv_caches.push_back(KvCacheBinding{present, "", 2, max_len});
+    cached.kv_caches.push_back(KvCacheBinding{present, in, 2, max_len});
+  }
+  ASSERT_EQ(pasts.size(), 4u);  // 2 layers x key, value
+  Engine prefill(dir_ + "/decoder_model.onnx", po);
+  Engine step_cached(dir_ + "/decoder_with_past_model.onnx", cached);
+  Engine step_plain(dir_ + "/decoder_with_past_model.onnx", plain);
+  TensorMap out = prefill.run({{"input_ids", prompt}});
+  const std::string key0 = "present.0.key";
+  ASSERT_TRUE(out.at(key0).is_window());
+  EXPECT_EQ(out.at(key0).capacity(), max_len);
+  const Tensor block = out.at(key0);
+  TensorMap in_c{{"input_ids", last_position_argmax(out.at("logits"))}}, in_p = in_c;
+  for (const std::string& past : pasts) {
+    const std::string present = "present." + past.substr(std::string("past_key_values.").size());
+    in_c[past] = out.at(present);
+    in_p[past] = out.at(present).clone();
+  }
+  for (int step = 0; step < 8; ++step) {
+    TensorMap oc, op;
+    step_cached.run(in_c, oc);
+    step_plain.run(in_p, op);
+    const Tensor& lc = oc.at("logits");
+    const Tensor& lp = op.at("logits");
+    float largest = 0, worst = 0;
+    for (int64_t i = 0; i < lp.numel(); ++i) {
+      largest = std::max(largest, std::abs(lp.data<float>()[i]));
+      worst = std::max(worst, std::abs(lc.data<float>()[i] - lp.data<float>()[i]));
+    }
+    EXPECT_LE(worst, 1e-5f * largest) << "step " << step;
+    EXPECT_TRUE(oc.at(key0).same_block(block)) << "step " << step << ": the cache moved";
+    EXPECT_EQ(oc.at(key0).shape()[2], prompt.shape()[1] + step + 1);
+    const Tensor kc = oc.at(key0).clone(), kp = op.at(key0);
+    for (int64_t i = 0; i < kp.numel(); ++i) ASSERT_EQ(kc.data<float>()[i], kp.data<float>()[i]) << "step " << step;
+    in_c["input_ids"] = in_p["input_ids"] = last_position_argmax(lp);
+    for (const std::string& past : pasts) {
+      const std::string present = "present." + past.substr(std::string("past_key_values.").size());
+      in_c[past] = oc.at(present);
+      in_p[past] = op.at(present);
+    }
+  }
+  // A cache longer than its block is refused with a line naming it.
+  TensorMap oc;
+  in_c["past_key_values.0.key"] = Tensor(DType::Float32, {1, 4, max_len, 32});
+  EXPECT_THROW(step_cached.run(in_c, oc), GafError);
 }
 
 // Lines of gaf's own on stderr (Halide prints its compile warnings there too).

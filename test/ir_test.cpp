@@ -174,3 +174,27 @@ TEST(Passes, CanonicalizeSquaresWrittenAsPow) {
     EXPECT_NEAR(out.at("y").data<float>()[i], v * v + v * v * v + v, 1e-5f) << i;
   }
 }
+
+// Windows of a block (a KV cache): strides over the block, rows addressed in block coordinates,
+// copies in and out whatever the layouts.
+TEST(TensorWindow, RowsOfABlockShareItsStorage) {
+  Tensor w = Tensor::with_capacity(DType::Float32, {2, 3, 4}, 1, 5);  // 2 x [5 rows] x 4, rows 0..2 in view
+  ASSERT_TRUE(w.is_window());
+  EXPECT_EQ(w.strides(), (std::vector<int64_t>{20, 4, 1}));
+  Tensor dense = Tensor::from_values<float>(DType::Float32, {2, 3, 4}, std::vector<float>(24, 0.f));
+  for (int i = 0; i < 24; ++i) dense.data<float>()[i] = static_cast<float>(i);
+  w.copy_from(dense);
+  EXPECT_EQ(w.data<float>()[20 + 4], 16.f);  // [1, 1, 0]: the second block row 1
+  Tensor more = w.window(3, 5);                // rows 3..4, appended after the three
+  EXPECT_TRUE(more.same_block(w));
+  EXPECT_EQ(more.window_begin(), 3);
+  EXPECT_EQ(more.data<float>() - w.data<float>(), 12);
+  Tensor all = w.window(0, 5);
+  EXPECT_EQ(all.shape(), (Shape{2, 5, 4}));
+  const Tensor back = all.window(0, 3).clone();  // dense again
+  EXPECT_FALSE(back.is_window());
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(back.data<float>()[i], static_cast<float>(i));
+  EXPECT_THROW(w.window(2, 6), GafError);  // beyond the block
+  EXPECT_THROW(w.reshaped({24}), GafError);
+  EXPECT_FALSE(Tensor::with_capacity(DType::Float32, {2, 3, 4}, 1, 5).same_block(w));
+}

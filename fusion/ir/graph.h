@@ -87,6 +87,9 @@ struct Value {
   // element; `constant` holds the contents at the representative point. Empty: the contents
   // are the same at every point.
   std::vector<SymExpr> sym_contents;
+  // Bound at run time to a window of a caller's block (a KV cache, Tensor::with_capacity):
+  // kernels take its strides, and where they write it, its rows' coordinates, from the buffer.
+  bool block_window = false;
 
   bool is_symbolic() const { return !sym_dims.empty() || !sym_contents.empty(); }
   // The dims as expressions: sym_dims, or the static shape as constants.
