@@ -7,8 +7,13 @@ warm-up generation and REPEAT timed ones; a round's figure is the median over it
 (time to first token) or tokens (a decode step). Prints a markdown table: the median over rounds
 and the spread (min..max of the round figures), and checks every peer's tokens against PyTorch's.
 
+The model's sizes are export_gpt2_kv.py's options (--layers, --hidden, --heads, --vocab; the
+issue's real size is --layers 12 --hidden 768 --heads 12 --vocab 8192), the prompt --prompt-len.
+--precision bf16 adds a row for ours with bf16 weights.
+
 usage: decoding_bench.py --gaf build/gaf --node-path DIR/node_modules [--rounds 5] [--repeat 3]
-       [--new-tokens 128] [--work-dir /tmp/gaf_decoding]
+       [--new-tokens 128] [--prompt-len 32] [--layers 2 --hidden 128 --heads 4 --vocab 512]
+       [--precision bf16] [--no-torch] [--work-dir /tmp/gaf_decoding]
 """
 import argparse
 import json
@@ -31,12 +36,14 @@ def run(cmd, env=None):
     return r.stdout
 
 
-def ours(a, d):
-    out = run([a.gaf, "generate", d, "--input-ids", d + "/input_ids.npy", "--new-tokens", str(a.new_tokens),
+def ours(a, d, precision="fp32"):
+    out = run([a.gaf, "generate", d, "--precision", precision, "--input-ids", d + "/input_ids.npy", "--new-tokens", str(a.new_tokens),
                "--repeat", str(a.repeat), "--warmup", "1", "--threads", "2", "-v",
                "--compare", d + "/expected_tokens.npy"])
     first = float(re.search(r"time to first token: median ([\d.]+) ms", out).group(1))
     step = float(re.search(r"decode: median ([\d.]+) ms per token", out).group(1))
+    if precision != "fp32":  # bf16 tokens may drift from fp32's: not compared
+        return first, step, None
     return first, step, True  # --compare exits 3 on a differing token
 
 
@@ -53,18 +60,36 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--new-tokens", type=int, default=128)
+    ap.add_argument("--prompt-len", type=int, default=32)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--vocab", type=int, default=512)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="bf16: one more row for ours")
+    ap.add_argument("--no-torch", action="store_true", help="leave PyTorch eager out")
     ap.add_argument("--work-dir", default="/tmp/gaf_decoding")
     a = ap.parse_args()
-    d = os.path.join(a.work_dir, "gpt2_kv")
-    run([PY, os.path.join(HERE, "..", "test", "models", "export_gpt2_kv.py"), d, "--new-tokens", str(a.new_tokens)])
+    d = os.path.join(a.work_dir, "gpt2_kv_l%d_h%d_v%d_p%d" % (a.layers, a.hidden, a.vocab, a.prompt_len))
+    max_pos = max(256, 1 << (a.prompt_len + a.new_tokens - 1).bit_length())
+    if not os.path.exists(os.path.join(d, "expected_tokens.npy")):
+        run([PY, os.path.join(HERE, "..", "test", "models", "export_gpt2_kv.py"), d, "--new-tokens", str(a.new_tokens),
+             "--prompt-len", str(a.prompt_len), "--layers", str(a.layers), "--hidden", str(a.hidden),
+             "--heads", str(a.heads), "--vocab", str(a.vocab), "--max-pos", str(max_pos)])
+    # The per-token floor: every weight read once (the LM head is tied to the token embedding).
+    h, v, l = a.hidden, a.vocab, a.layers
+    weight_bytes = 4 * (l * (12 * h * h + 13 * h) + v * h)
+    print("model: %d layers, hidden %d, %d heads, vocab %d; prompt %d, %d new tokens; fp32 weights read per token %.1f MB"
+          % (l, h, a.heads, v, a.prompt_len, a.new_tokens, weight_bytes / 1e6))
     env = dict(os.environ, NODE_PATH=a.node_path)
     peers = {
         "ours (gaf generate)": lambda: ours(a, d),
+        **({"ours bf16 (gaf generate --precision bf16)": lambda: ours(a, d, "bf16")} if a.precision == "bf16" else {}),
         "ONNX Runtime 1.30 CPU": lambda: peer(["node", os.path.join(HERE, "ort_generate.js"), d, str(a.new_tokens),
                                               str(a.repeat)], d, env),
-        "PyTorch eager": lambda: peer([PY, os.path.join(HERE, "torch_generate.py"), d, str(a.new_tokens),
-                                      str(a.repeat)], d),
     }
+    if not a.no_torch:
+        peers["PyTorch eager"] = lambda: peer([PY, os.path.join(HERE, "torch_generate.py"), d, str(a.new_tokens),
+                                              str(a.repeat)], d)
     got = {name: [] for name in peers}
     for r in range(a.rounds):
         for name, fn in peers.items():
@@ -81,7 +106,7 @@ def main():
         mf, ms = statistics.median(first), statistics.median(step)
         print("| %s | %.3f | %.3f..%.3f | %.3f | %.3f..%.3f | %.0f | %.2fx / %.2fx | %s |" % (
             name, mf, min(first), max(first), ms, min(step), max(step), 1000 / ms, mf / ort_first, ms / ort_step,
-            "yes" if all(x[2] for x in rows) else "NO"))
+            "n/a" if any(x[2] is None for x in rows) else "yes" if all(x[2] for x in rows) else "NO"))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Greedy decoding in PyTorch eager with its own KV cache, on the model of
-test/models/export_gpt2_kv.py (same seed, same weights) and the prompt MODEL_DIR/input_ids.npy:
+test/models/export_gpt2_kv.py (same seed, same weights, the sizes of MODEL_DIR/model_config.json) and the prompt MODEL_DIR/input_ids.npy:
 the loop of engine/generator.cpp (prefill + argmax, then one step per token). Two threads.
 Prints one JSON line: per round the time to first token and the step times (ms), and the last
 round's tokens.
@@ -16,12 +16,13 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "models"))
-from export_gpt2_kv import make_model  # noqa: E402
+from export_gpt2_kv import configure_from, make_model  # noqa: E402
 
 
 def main():
     model_dir, new_tokens, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     torch.set_num_threads(2)
+    configure_from(model_dir)
     model = make_model()
     prompt = torch.from_numpy(np.load(os.path.join(model_dir, "input_ids.npy")))
     result = {"first_token_ms": [], "step_ms": [], "tokens": []}

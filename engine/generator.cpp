@@ -10,14 +10,9 @@ namespace gaf {
 
 namespace {
 
-constexpr const char* kIds = "input_ids";
-constexpr const char* kPastPrefix = "past_key_values.";
-constexpr const char* kPresentPrefix = "present.";
-constexpr const char* kLogits = "logits";
-
-std::string present_of(const std::string& past) {
-  return kPresentPrefix + past.substr(std::strlen(kPastPrefix));
-}
+constexpr const char* kIds = kDecoderIds;
+constexpr const char* kPastPrefix = kDecoderPastPrefix;
+constexpr const char* kLogits = kDecoderLogits;
 
 bool has_output(const Graph& g, const std::string& name) {
   for (const std::string& o : g.outputs())
@@ -46,10 +41,6 @@ void bind_dim(ModelOptions& m, const Dim& d, int64_t v, const std::string& file,
 }
 
 std::string path_in(const std::string& dir, const char* file) { return (std::filesystem::path(dir) / file).string(); }
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace
 
@@ -84,22 +75,6 @@ DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::str
   return d;
 }
 
-Tensor last_position_argmax(const Tensor& logits) {
-  if (logits.dtype() != DType::Float32 || logits.shape().size() != 3 || logits.shape()[1] < 1)
-    throw GafError("output 'logits' is " + std::string(dtype_name(logits.dtype())) + " " + shape_str(logits.shape()) +
-                   ", expected float32 [batch, seq, vocab]");
-  const int64_t b = logits.shape()[0], s = logits.shape()[1], v = logits.shape()[2];
-  Tensor ids(DType::Int64, {b, 1});
-  for (int64_t r = 0; r < b; ++r) {
-    const float* row = logits.data<float>() + (r * s + s - 1) * v;
-    int64_t best = 0;
-    for (int64_t i = 1; i < v; ++i)
-      if (row[i] > row[best]) best = i;
-    ids.data<int64_t>()[r] = best;
-  }
-  return ids;
-}
-
 Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base)
     : dir_(dir), batch_(batch), max_len_(max_len) {
   const std::string pf = path_in(dir, "decoder_model.onnx"), sf = path_in(dir, "decoder_with_past_model.onnx");
@@ -114,7 +89,7 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
   // (the dim of past_key_values.X that is the cache length), appended in place by each step.
   for (const std::string& in : step_graph.inputs()) {
     if (in == kIds) continue;
-    past_.push_back(in);
+    decoder_.pasts.push_back(in);
     const std::vector<Dim>& dims = step_graph.value(in).type.dims;
     int axis = -1;
     for (size_t d = 0; d < dims.size(); ++d)
@@ -125,6 +100,29 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
   }
   prefill_ = std::make_unique<Engine>(pf, po);
   step_ = std::make_unique<Engine>(sf, so);
+  decoder_.prefill = [this](const NamedTensors& in, NamedTensors& out) { prefill_->run(in, out); };
+  decoder_.step = [this](const NamedTensors& in, NamedTensors& out) {
+    if (!profiling_) return step_->run(in, out);
+    const auto t0 = std::chrono::steady_clock::now();
+    step_->run(in, out);
+    profile_.run_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const std::vector<double>& ms = step_->compile().group_ms();
+    profile_.group_ms.resize(ms.size(), 0.0);
+    for (size_t s = 0; s < ms.size(); ++s) profile_.group_ms[s] += ms[s];
+    ++profile_.steps;
+  };
+}
+
+double DecodeProfile::kernel_ms() const {
+  double sum = 0;
+  for (double ms : group_ms) sum += ms;
+  return sum;
+}
+
+void Generator::set_profiling(bool on) {
+  step_->compile().set_profiling(on);
+  profiling_ = on;
+  profile_ = DecodeProfile();
 }
 
 Generator::~Generator() = default;
@@ -146,32 +144,7 @@ Generation Generator::generate(const Tensor& prompt, int64_t new_tokens) {
     throw GafError("prompt " + std::to_string(p) + " + " + std::to_string(new_tokens) + " new tokens needs --max-len " +
                    std::to_string(p + new_tokens - 1) + " or more (it is " + std::to_string(max_len_) + ")");
   compile();
-  Generation g;
-  g.tokens = Tensor(DType::Int64, {batch_, new_tokens});
-  auto keep = [&](const Tensor& next, int64_t t) {
-    for (int64_t r = 0; r < batch_; ++r) g.tokens.data<int64_t>()[r * new_tokens + t] = next.data<int64_t>()[r];
-  };
-  TensorMap in{{kIds, prompt}}, out;
-  auto t0 = std::chrono::steady_clock::now();
-  prefill_->run(in, out);
-  Tensor next = last_position_argmax(out.at(kLogits));
-  g.first_token_ms = ms_since(t0);
-  keep(next, 0);
-  for (int64_t t = 1; t < new_tokens; ++t) {
-    t0 = std::chrono::steady_clock::now();
-    in[kIds] = next;
-    // present.X moves to past_key_values.X: the next run must not write into the tensor it reads.
-    for (const std::string& past : past_) {
-      auto it = out.find(present_of(past));
-      in[past] = std::move(it->second);
-      out.erase(it);
-    }
-    step_->run(in, out);
-    next = last_position_argmax(out.at(kLogits));
-    g.step_ms.push_back(ms_since(t0));
-    keep(next, t);
-  }
-  return g;
+  return greedy_decode(decoder_, prompt, new_tokens);
 }
 
 }  // namespace gaf

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "runtime/greedy_decode.h"
 
 namespace gaf {
 
@@ -25,10 +26,14 @@ struct DecoderDims {
 DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::string& dir, int64_t batch,
                          int64_t max_len);
 
-struct Generation {
-  Tensor tokens;                 // int64 [batch, new_tokens]
-  double first_token_ms = 0;     // the prefill and the first argmax
-  std::vector<double> step_ms;   // each later token: feeding present back, one step, the argmax
+// Where the decode steps' time went, summed over the steps since reset (Generator::set_profiling):
+// the step engine's run (kernels and the executor's work between them) and each group's kernel.
+// A token's time beyond run_ms is the loop's (binding the next inputs, the argmax).
+struct DecodeProfile {
+  int64_t steps = 0;
+  double run_ms = 0;
+  std::vector<double> group_ms;  // by the step plan's group index
+  double kernel_ms() const;      // the groups' sum
 };
 
 class Generator {
@@ -44,6 +49,12 @@ class Generator {
   // `prompt` is int64 [batch, P]; GafError when P < 1 or P + new_tokens - 1 > max_len.
   Generation generate(const Tensor& prompt, int64_t new_tokens);
 
+  // Times every step's run and each of its groups from now on (or stops); resets the profile.
+  void set_profiling(bool on);
+  const DecodeProfile& profile() const { return profile_; }
+  // The step engine (its plan and graph label the profile's groups).
+  Engine& step_engine() { return *step_; }
+
   const DecoderDims& dims() const { return dims_; }
   int64_t vocab() const;  // logits' last dim
   int64_t max_len() const { return max_len_; }
@@ -52,12 +63,12 @@ class Generator {
   std::string dir_;
   int64_t batch_, max_len_;
   DecoderDims dims_;
-  std::vector<std::string> past_;  // past_key_values.* inputs of a step, fed from present.*
   std::unique_ptr<Engine> prefill_, step_;
+  // The loop over both engines. Its output maps outlive a generation: the next one reuses their
+  // tensors (the cache blocks, logits) instead of allocating and faulting in fresh pages.
+  GreedyDecoder decoder_;
+  bool profiling_ = false;
+  DecodeProfile profile_;
 };
-
-// The index of the largest logit at the last position of each row of logits [batch, seq, vocab]
-// (the first on a tie, as torch.argmax), as int64 [batch, 1].
-Tensor last_position_argmax(const Tensor& logits);
 
 }  // namespace gaf

@@ -59,7 +59,7 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
       std::string key = classes_[c].kernel_key(grp.signature);
       for (const auto* names : {&grp.inputs, &grp.outputs})
         for (size_t k = 0; k < names->size(); ++k)
-          if (g.value((*names)[k]).block_window) key += (names == &grp.inputs ? "|win_in" : "|win_out") + std::to_string(k);
+          if (g.value((*names)[k]).block_window.defined()) key += (names == &grp.inputs ? "|win_in" : "|win_out") + std::to_string(k);
       auto it = by_signature_.find(key);
       if (it != by_signature_.end()) {
         ++stats_.kernel_cache_hits;
@@ -151,8 +151,9 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     for (auto& [name, value] : dims_) value = bound.at(name);
     current_ = find_shape_class(classes_, dims_);
   }
-  bind_cache_windows(inputs, outputs);
-  ValueStore store(g_, inputs, last_use_);
+  // A past not in its block yet is copied there, and kernels read that copy (block strides).
+  std::optional<TensorMap> moved_pasts = bind_cache_windows(inputs, outputs);
+  ValueStore store(g_, moved_pasts ? *moved_pasts : inputs, last_use_);
   group_ms_.assign(plan_.groups.size(), 0.0);
   if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
   std::vector<const Tensor*> ins;
@@ -181,8 +182,9 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
     if (!computed_outputs_.count(o)) outputs[o] = *store.get(o);
 }
 
-void FusedExecutor::bind_cache_windows(const TensorMap& inputs, TensorMap& outputs) {
+std::optional<TensorMap> FusedExecutor::bind_cache_windows(const TensorMap& inputs, TensorMap& outputs) {
   cache_windows_.clear();
+  std::optional<TensorMap> moved;
   for (const auto& [name, b] : kv_caches_) {
     const Value& v = g_.value(name);
     const Shape shape = v.sym_dims.empty() ? v.type.shape() : eval_shape(v.sym_dims, dims_);
@@ -206,10 +208,13 @@ void FusedExecutor::bind_cache_windows(const TensorMap& inputs, TensorMap& outpu
     if (past && !(past->is_window() && past->same_block(whole) && past->window_begin() == 0)) {
       Tensor head = whole.window(0, past_rows);
       head.copy_from(*past);
+      if (!moved) moved = inputs;
+      (*moved)[b.past] = head;
     }
     outputs[name] = whole;
     cache_windows_[name] = CacheWindows{whole, b.append ? whole.window(past_rows, rows) : whole};
   }
+  return moved;
 }
 
 void FusedExecutor::check_member_inputs(size_t s, const std::vector<const Tensor*>& group_inputs) const {

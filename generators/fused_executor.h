@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "fusion/planner/plan.h"
@@ -106,7 +107,9 @@ class FusedExecutor {
     Tensor whole, written;
   };
   std::map<std::string, CacheWindows> cache_windows_;
-  void bind_cache_windows(const TensorMap& inputs, TensorMap& outputs);
+  // Binds cache_windows_ for a run; returns the inputs with each past that had to be copied into
+  // its block replaced by that copy (nullopt: every past is in its block already).
+  std::optional<TensorMap> bind_cache_windows(const TensorMap& inputs, TensorMap& outputs);
 };
 
 }  // namespace gaf

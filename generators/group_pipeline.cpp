@@ -77,7 +77,7 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
   }
   for (size_t j = 0; j < out_funcs_.size(); ++j) {
     Func f = out_funcs_[j];
-    constrain_dense(f.output_buffer(), g.value(grp.outputs[computed_[j]]));
+    constrain_dense(f.output_buffer(), g.value(grp.outputs[computed_[j]]), true);
   }
   pipeline_ = Pipeline(out_funcs_);
   if (opts.source == ScheduleSource::Mullapudi2016) autoschedule_mullapudi(outputs, target);
@@ -92,31 +92,29 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
 // strides into constants: tile coordinates simplify (a packed B's panel index,
 // matmul_schedule.h) and loads through layout ops are known to be dense or a fixed stride apart
 // (a staged K^T becomes vector loads and shuffles instead of one scalar load per lane).
-// A window of a block (Value::block_window) keeps only the innermost stride 1: the others are the
-// block's, and an output window's rows start where the cache ends.
-void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Value& v) const {
+// A window of a block (Value::block_window, a KV cache) is row-major over the block, whose
+// capacity is known: its strides are constants too. Only an output window's rows along the
+// block axis are the buffer's (a step writes the rows after the past's); left free, the QKV
+// group writing K and V ran 2.5x slower with every stride free as well.
+void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Value& v, bool output) const {
   const Shape shape = v.type.shape();
   if (shape_numel(shape) == 0) return;  // a zero-sized tensor: strides are meaningless
-  if (v.block_window) {
-    buf.dim(0).set_stride(1);
-    return;
-  }
   const int rank = static_cast<int>(shape.size());
-  const std::vector<Expr> extents = extents_of(v);
-  if (!extents.empty()) {
-    Expr stride = 1;
-    for (int d = 0; d < rank; ++d) {
-      const Expr& extent = extents[rank - 1 - d];
-      buf.dim(d).set_bounds(0, extent).set_stride(stride);
-      stride = Internal::simplify(stride * extent);
-    }
-    return;
-  }
-  int64_t stride = 1;
+  std::vector<Expr> extents = extents_of(v);
+  if (extents.empty())
+    for (int64_t e : shape) extents.push_back(static_cast<int>(e));
+  const int block_axis = v.block_window.defined() ? rank - 1 - v.block_window.axis : -1;  // Halide's order
+  Expr stride = 1;
   for (int d = 0; d < rank; ++d) {
-    const int64_t extent = shape[rank - 1 - d];
-    buf.dim(d).set_bounds(0, static_cast<int>(extent)).set_stride(static_cast<int>(stride));
-    stride *= extent;
+    const Expr& extent = extents[rank - 1 - d];
+    if (d == block_axis) {
+      if (!output) buf.dim(d).set_bounds(0, extent);
+      buf.dim(d).set_stride(stride);
+      stride = Internal::simplify(stride * static_cast<int>(v.block_window.capacity));
+      continue;
+    }
+    buf.dim(d).set_bounds(0, extent).set_stride(stride);
+    stride = Internal::simplify(stride * extent);
   }
 }
 
@@ -156,7 +154,7 @@ std::vector<Argument> GroupPipeline::arguments() {
     if (!params_[k].defined()) {
       params_[k] = ImageParam(halide_type(in_descs_[k].dtype), static_cast<int>(in_descs_[k].shape.size()),
                               param_name(k));
-      constrain_dense(params_[k], in_values_[k]);
+      constrain_dense(params_[k], in_values_[k], false);
     }
     args.push_back(params_[k]);
   }
@@ -190,7 +188,7 @@ TensorFunc GroupPipeline::input(const Graph& g, const FusionGroup& grp, int k) {
   const Value& v = g.value(grp.inputs[k]);
   if (!params_[k].defined()) {
     params_[k] = ImageParam(halide_type(v.type.dtype), static_cast<int>(v.type.dims.size()), param_name(k));
-    constrain_dense(params_[k], v);
+    constrain_dense(params_[k], v, false);
   }
   TensorFunc t{Func(params_[k]), v.type.dtype, v.type.shape()};
   t.extents = extents_of(v);

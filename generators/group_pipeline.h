@@ -50,7 +50,7 @@ class GroupPipeline {
                                           std::vector<MemberFuncs>& members);
   // Dense row-major with mins 0: constant extents and strides where the shape is static, the
   // dims' expressions where it is symbolic.
-  void constrain_dense(Halide::OutputImageParam buf, const Value& v) const;
+  void constrain_dense(Halide::OutputImageParam buf, const Value& v, bool output) const;
   // The value's extents in the symbols' parameters (ONNX order); empty when it is static.
   std::vector<Halide::Expr> extents_of(const Value& v) const;
   std::vector<Halide::Expr> exprs_of(const std::vector<SymExpr>& e) const;

@@ -49,10 +49,10 @@ std::map<std::string, KvCacheBinding> bind_kv_caches(Graph& g, const FusionPlan&
       Value& past = g.value(b.past);
       if (past.type.dtype != present.type.dtype || static_cast<int>(past.type.dims.size()) != rank)
         throw GafError(what + ": past '" + b.past + "' is " + past.type.str() + ", present is " + present.type.str());
-      past.block_window = true;
+      past.block_window = {b.axis, b.capacity};
     }
     if (bound.count(b.present)) throw GafError(what + ": bound twice");
-    present.block_window = true;
+    present.block_window = {b.axis, b.capacity};
     b.append = appends(g, plan, b);
     bound[b.present] = b;
   }

@@ -26,7 +26,7 @@ struct KvCacheBinding {
 };
 
 // Checks the bindings against the planned graph and marks past and present as block windows
-// (Value::block_window: their kernels take the block's strides); returns them by present with
+// (Value::block_window: their kernels use the block's strides); returns them by present with
 // `append` decided. GafError naming the value when a binding does not fit the graph (present not
 // an output, past not an input, axis out of range, dtype or dims that differ between the two).
 std::map<std::string, KvCacheBinding> bind_kv_caches(Graph& g, const FusionPlan& plan,

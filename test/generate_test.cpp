@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "engine/generator.h"
@@ -26,26 +27,33 @@ bool torch_available() {
   return ok;
 }
 
-// The two decoder files, input_ids.npy (1 x 32) and expected_tokens.npy, exported once per process.
-const std::string& exported() {
-  static const std::string dir = [] {
-    const std::string d = scratch_dir("generate/gpt2_kv");
-    CommandResult gen = run_command(std::string(python()) + " " + source_dir() + "/test/models/export_gpt2_kv.py " + d +
-                                        " --new-tokens " + std::to_string(kNewTokens),
-                                    d + "_gen");
-    if (gen.exit_code != 0) throw std::runtime_error("export_gpt2_kv.py failed: " + gen.err);
-    return d;
-  }();
-  return dir;
+// The two decoder files, input_ids.npy (1 x 32) and expected_tokens.npy, exported once per process
+// into scratch folder `name` (each ctest entry of this file its own: they may run at once).
+std::string exported(const std::string& name) {
+  static std::map<std::string, std::string> dirs;
+  auto it = dirs.find(name);
+  if (it != dirs.end()) return it->second;
+  const std::string d = scratch_dir("generate/" + name);
+  CommandResult gen = run_command(std::string(python()) + " " + source_dir() + "/test/models/export_gpt2_kv.py " + d +
+                                      " --new-tokens " + std::to_string(kNewTokens),
+                                  d + "_gen");
+  if (gen.exit_code != 0) throw std::runtime_error("export_gpt2_kv.py failed: " + gen.err);
+  return dirs[name] = d;
 }
 
 class Generate : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!torch_available()) GTEST_SKIP() << "python3-torch or python3-onnx is missing (apt-get install python3-torch python3-onnx)";
-    dir_ = exported();
+    dir_ = exported(folder());
   }
+  virtual const char* folder() const { return "gpt2_kv"; }
   std::string dir_;
+};
+
+// The AOT app's ctest entry exports its own copy.
+class GenerateAotApp : public Generate {
+  const char* folder() const override { return "aot_app_model"; }
 };
 
 std::string ids(const Tensor& t) {
@@ -80,7 +88,7 @@ TEST_F(Generate, GreedyTokensEqualPyTorchs) {
 // of the cache differs).
 TEST_F(Generate, KvCacheIsAppendedInPlace) {
   const Tensor prompt = read_npy(dir_ + "/input_ids.npy");
-  const int64_t max_len = prompt.shape()[1] + 8;
+  const int64_t max_len = prompt.shape()[1] + 9;  // 8 steps in the block, one from a dense past
   const Graph prefill_graph = import_onnx_file(dir_ + "/decoder_model.onnx");
   const Graph step_graph = import_onnx_file(dir_ + "/decoder_with_past_model.onnx");
   const DecoderDims dims = decoder_dims(prefill_graph, step_graph, dir_, 1, max_len);
@@ -133,8 +141,15 @@ TEST_F(Generate, KvCacheIsAppendedInPlace) {
       in_p[past] = op.at(present);
     }
   }
+  // A dense past (not in a block) is copied into one once, and the step still equals.
+  TensorMap oc, op;
+  for (const std::string& past : pasts) in_c[past] = in_p[past].clone();
+  step_cached.run(in_c, oc);
+  step_plain.run(in_p, op);
+  for (int64_t i = 0; i < op.at("logits").numel(); ++i)
+    ASSERT_NEAR(oc.at("logits").data<float>()[i], op.at("logits").data<float>()[i], 1e-4f);
+  EXPECT_TRUE(oc.at(key0).is_window());
   // A cache longer than its block is refused with a line naming it.
-  TensorMap oc;
   in_c["past_key_values.0.key"] = Tensor(DType::Float32, {1, 4, max_len, 32});
   EXPECT_THROW(step_cached.run(in_c, oc), GafError);
 }
@@ -173,4 +188,40 @@ TEST_F(Generate, CliComparesTokensAndRefusesBadInput) {
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
   EXPECT_NE(bad.err.find("float_ids.npy: is float32 [1,4], expected int64 [batch, P]"), std::string::npos) << bad.err;
+}
+
+// apps/aot_generate, configured out of tree with find_package(gaf): both decoder files compiled
+// at build time into libraries with dynamic dims (prompt 1..160, cache 1..159), linked with the
+// plan runtime only (no libHalide), generate PyTorch's 128 greedy tokens; an id outside the
+// vocabulary is refused with one line naming the file.
+TEST_F(GenerateAotApp, GeneratesWithoutHalide) {
+  const std::string dir = scratch_dir("generate/aot_app");
+  std::filesystem::remove_all(dir);
+  auto step = [&](const std::string& what, const std::string& cmd) {
+    CommandResult r = run_command(cmd, dir + "/log");
+    EXPECT_EQ(r.exit_code, 0) << what << ": " << cmd << "\n" << r.out << r.err;
+    return r;
+  };
+  const int64_t max_len = read_npy(dir_ + "/input_ids.npy").shape()[1] + kNewTokens;
+  if (step("configure", "cmake -S " + source_dir() + "/apps/aot_generate -B " + dir + "/build -DCMAKE_BUILD_TYPE=Release" +
+                            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL_DIR=" +
+                            dir_ + " -DMAX_LEN=" + std::to_string(max_len))
+          .exit_code)
+    return;
+  if (step("build", "cmake --build " + dir + "/build").exit_code) return;
+  const std::string app = dir + "/build/aot_generate";
+  CommandResult l = step("ldd", "ldd " + app);
+  EXPECT_EQ(l.out.find("libHalide"), std::string::npos) << l.out;
+  CommandResult r = step("run", app + " " + dir_ + "/input_ids.npy " + std::to_string(kNewTokens) + " --compare " + dir_ +
+                                    "/expected_tokens.npy");
+  EXPECT_NE(r.out.find("compare: all 128 tokens equal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decode: median"), std::string::npos) << r.out;
+
+  Tensor outside = read_npy(dir_ + "/input_ids.npy");
+  outside.data<int64_t>()[3] = 512;
+  write_npy(dir + "/outside.npy", outside);
+  CommandResult bad = run_command(app + " " + dir + "/outside.npy 4", dir + "/bad");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+  EXPECT_NE(bad.err.find("outside.npy: id 512 at 3 is outside the vocabulary 0..511"), std::string::npos) << bad.err;
 }

@@ -12,6 +12,7 @@
 
 #include "apps/gaf/commands.h"
 #include "engine/generator.h"
+#include "fusion/report/report.h"
 #include "runtime/tensor_io.h"
 
 namespace gaf::cli {
@@ -27,6 +28,7 @@ struct GenerateArgs {
   int64_t max_len = 0;     // 0: prompt + new tokens
   int repeat = 1;
   int warmup = 0;
+  bool profile = false;
   std::string input_ids, compare;
 };
 
@@ -56,36 +58,30 @@ Tensor generated_prompt(int64_t p, int64_t vocab_size) {
   return t;
 }
 
-void check_vocab(const Tensor& ids, int64_t vocab_size, const std::string& file) {
-  for (int64_t i = 0; i < ids.numel(); ++i)
-    if (ids.data<int64_t>()[i] < 0 || ids.data<int64_t>()[i] >= vocab_size)
-      throw GafError(file + ": id " + std::to_string(ids.data<int64_t>()[i]) + " at " + std::to_string(i) +
-                     " is outside the vocabulary 0.." + std::to_string(vocab_size - 1));
-}
-
-// Empty when `got` [B, N] equals the first N ids of each row of `file` ([B, M] or [M], M >= N);
-// else one line naming the first differing position.
-std::string compare_tokens(const Tensor& got, const std::string& file) {
-  Tensor want = read_tensor_file(file);
-  const int64_t b = got.shape()[0], n = got.shape()[1];
-  if (want.shape().size() == 1 && b == 1) want = want.reshaped({1, want.shape()[0]});
-  if (want.dtype() != DType::Int64 || want.shape().size() != 2 || want.shape()[0] != b || want.shape()[1] < n)
-    throw GafError("--compare " + file + ": is " + dtype_name(want.dtype()) + " " + shape_str(want.shape()) +
-                   ", expected int64 [" + std::to_string(b) + ", >= " + std::to_string(n) + "]");
-  const int64_t m = want.shape()[1];
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t r = 0; r < b; ++r) {
-      const int64_t g = got.data<int64_t>()[r * n + t], w = want.data<int64_t>()[r * m + t];
-      if (g != w)
-        return "new token " + std::to_string(t) + (b > 1 ? " of row " + std::to_string(r) : "") + " is " +
-               std::to_string(g) + ", " + file + " has " + std::to_string(w);
-    }
-  return "";
-}
-
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+// --profile: a decode step's mean time split into its kernels, the executor between them and the
+// loop around the step (next inputs, argmax), then the groups that take the most.
+void print_profile(Generator& gen, const GenerationTimes& times) {
+  const DecodeProfile& p = gen.profile();
+  if (p.steps == 0) return;
+  double token_ms = 0;
+  for (double ms : times.step_ms) token_ms += ms;
+  token_ms /= static_cast<double>(times.step_ms.size());
+  const double n = static_cast<double>(p.steps), kernels = p.kernel_ms() / n, run = p.run_ms / n;
+  std::printf("profile: a decode step, mean of %lld: %.3f ms = kernels %.3f ms (%zu groups) + executor %.3f ms + "
+              "loop %.3f ms (next inputs, argmax)\n",
+              static_cast<long long>(p.steps), token_ms, kernels, p.group_ms.size(), run - kernels, token_ms - run);
+  const FusionPlan& plan = gen.step_engine().plan();
+  const Graph& g = gen.step_engine().graph();
+  std::vector<size_t> order(p.group_ms.size());
+  for (size_t s = 0; s < order.size(); ++s) order[s] = s;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p.group_ms[x] > p.group_ms[y]; });
+  const size_t shown = std::min<size_t>(order.size(), 12);
+  std::printf("  the %zu slowest groups (mean ms per step):\n", shown);
+  for (size_t i = 0; i < shown; ++i) {
+    const FusionGroup& grp = plan.groups[order[i]];
+    std::printf("  g%-4d %-17s %-32s %8.3f ms\n", grp.id, fusion_kind_name(grp.kind), group_label(g, grp).c_str(),
+                p.group_ms[order[i]] / n);
+  }
 }
 
 std::string dims_text(const ModelOptions& m) {
@@ -108,38 +104,33 @@ int generate(const GenerateArgs& a) {
   const int64_t max_len = a.max_len ? a.max_len : std::max<int64_t>(p + a.new_tokens, 2);
   auto t0 = std::chrono::steady_clock::now();
   Generator gen(a.dir, batch, max_len, base);
-  if (from_file) check_vocab(*from_file, gen.vocab(), a.input_ids);
+  if (from_file) check_token_ids(*from_file, gen.vocab(), a.input_ids);
   const Tensor prompt = from_file ? *from_file : generated_prompt(p, gen.vocab());
   gen.compile();
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("model: %s (prefill: %s; step: %s)\n", a.dir.c_str(), dims_text(gen.dims().prefill).c_str(),
               dims_text(gen.dims().step).c_str());
   std::printf("load + compile: %.2f s\n", compile_s);
-  std::vector<double> first, steps;
+  GenerationTimes times;
   Generation g;
   for (int r = 0; r < a.warmup; ++r) gen.generate(prompt, a.new_tokens);
+  if (a.profile) gen.set_profiling(true);
   for (int r = 0; r < a.repeat; ++r) {
     g = gen.generate(prompt, a.new_tokens);
-    first.push_back(g.first_token_ms);
-    steps.insert(steps.end(), g.step_ms.begin(), g.step_ms.end());
+    times.add(g);
   }
   const int64_t prompt_len = prompt.shape()[1];
   std::printf("prompt: %lld ids%s, %lld new tokens, %d round(s)\n", static_cast<long long>(prompt_len),
               a.input_ids.empty() ? " (generated, seed 0)" : (" from " + a.input_ids).c_str(),
               static_cast<long long>(a.new_tokens), a.repeat);
-  std::printf("time to first token: median %.3f ms (prefill + argmax; min %.3f, max %.3f)\n", percentile(first, 0.5),
-              percentile(first, 0), percentile(first, 1));
-  if (!steps.empty()) {
-    const double med = percentile(steps, 0.5);
-    std::printf("decode: median %.3f ms per token (p10 %.3f, p90 %.3f, max %.3f; %zu steps), %.0f tokens/s\n", med,
-                percentile(steps, 0.1), percentile(steps, 0.9), percentile(steps, 1), steps.size(), 1000.0 / med);
-  }
+  std::fputs(times.text().c_str(), stdout);
+  if (a.profile) print_profile(gen, times);
   const int64_t n = g.tokens.shape()[1], shown = a.common.verbose ? g.tokens.numel() : std::min<int64_t>(16, n);
   std::string ids;
   for (int64_t i = 0; i < shown; ++i) ids += (i ? " " : "") + std::to_string(g.tokens.data<int64_t>()[i]);
   std::printf("generated: %s%s\n", ids.c_str(), shown < g.tokens.numel() ? " ... (-v: all)" : "");
   if (a.compare.empty()) return 0;
-  const std::string diff = compare_tokens(g.tokens, a.compare);
+  const std::string diff = first_token_difference(g.tokens, read_tensor_file(a.compare), a.compare);
   if (!diff.empty()) {
     std::fprintf(stderr, "gaf: %s\n", diff.c_str());
     return 3;
@@ -166,6 +157,8 @@ Action add_generate_command(CLI::App& app) {
                 "longest sequence the engines are prepared for (dynamic dims; default prompt + new tokens)");
   c->add_option("--repeat", a->repeat, "generate this many times; times are over all rounds")->capture_default_str();
   c->add_option("--warmup", a->warmup, "untimed generations before them")->capture_default_str();
+  c->add_flag("--profile", a->profile,
+              "split a decode step's time into its kernels, the executor and the loop; list the slowest groups");
   a->fusion.add_to(c);
   a->common.add_to(c);
   return [a] { return generate(*a); };

@@ -87,9 +87,14 @@ struct Value {
   // element; `constant` holds the contents at the representative point. Empty: the contents
   // are the same at every point.
   std::vector<SymExpr> sym_contents;
-  // Bound at run time to a window of a caller's block (a KV cache, Tensor::with_capacity):
-  // kernels take its strides, and where they write it, its rows' coordinates, from the buffer.
-  bool block_window = false;
+  // Bound at run time to a window of a block of `capacity` rows along `axis` (a KV cache,
+  // Tensor::with_capacity): kernels use the block's strides, and a kernel writing it takes the
+  // window's rows along the axis from its buffer (it may write only the rows after the past's).
+  struct BlockWindow {
+    int axis = -1;
+    int64_t capacity = 0;
+    bool defined() const { return axis >= 0; }
+  } block_window;
 
   bool is_symbolic() const { return !sym_dims.empty() || !sym_contents.empty(); }
   // The dims as expressions: sym_dims, or the static shape as constants.

@@ -15,9 +15,15 @@ arange(past, past + seq), computed inside the model from the cache's length.
 Also written: input_ids.npy (a seeded prompt, 1 x PROMPT ids) and expected_tokens.npy (int64
 [1, N]: PyTorch's greedy generation of N tokens after the prompt with its own KV cache).
 
+Also written: model_config.json, the sizes below as set (bench/torch_generate.py rebuilds the
+model from it). The defaults are the test's toy; the decoding bench's real size is
+--layers 12 --hidden 768 --heads 12 --vocab 8192 (or 50257, GPT-2 small's vocabulary).
+
 usage: export_gpt2_kv.py OUT_DIR [--new-tokens N] [--prompt-len P]
+                         [--layers L] [--hidden H] [--heads A] [--vocab V] [--max-pos M]
 """
 import argparse
+import json
 import math
 import os
 
@@ -25,8 +31,25 @@ import numpy as np
 import torch
 from torch import nn
 
+# The model's sizes: the test's toy unless configure() sets others before make_model().
 HIDDEN, HEADS, LAYERS, VOCAB, MAX_POS = 128, 4, 2, 512, 256
 HEAD_DIM = HIDDEN // HEADS
+SIZE_KEYS = ("layers", "hidden", "heads", "vocab", "max_pos")
+
+
+def configure(layers=2, hidden=128, heads=4, vocab=512, max_pos=256):
+    """Sets the sizes every module below reads; returns them as a dict (model_config.json)."""
+    global HIDDEN, HEADS, LAYERS, VOCAB, MAX_POS, HEAD_DIM
+    if hidden % heads:
+        raise ValueError("hidden %d is not a multiple of heads %d" % (hidden, heads))
+    HIDDEN, HEADS, LAYERS, VOCAB, MAX_POS, HEAD_DIM = hidden, heads, layers, vocab, max_pos, hidden // heads
+    return dict(layers=layers, hidden=hidden, heads=heads, vocab=vocab, max_pos=max_pos)
+
+
+def configure_from(model_dir):
+    """The sizes export_gpt2_kv.py wrote to MODEL_DIR/model_config.json (the toy's if absent)."""
+    path = os.path.join(model_dir, "model_config.json")
+    return configure(**json.load(open(path))) if os.path.exists(path) else configure()
 
 
 def gelu_tanh(x):
@@ -158,10 +181,18 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--prompt-len", type=int, default=32)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--vocab", type=int, default=512)
+    ap.add_argument("--max-pos", type=int, default=256)
     a = ap.parse_args()
+    config = configure(**{k: getattr(a, k) for k in SIZE_KEYS})
     if a.prompt_len + a.new_tokens > MAX_POS:
         ap.error("prompt + new tokens must fit the %d positions" % MAX_POS)
     os.makedirs(a.out_dir, exist_ok=True)
+    with open(os.path.join(a.out_dir, "model_config.json"), "w") as f:
+        json.dump(config, f)
     model = make_model()
     prompt = torch.randint(0, VOCAB, (1, a.prompt_len), dtype=torch.long)
     with torch.no_grad():

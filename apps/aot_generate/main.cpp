@@ -1,0 +1,88 @@
+// aot_generate PROMPT.npy NEW_TOKENS [--compare EXPECTED.npy] [--repeat R]: greedy decoding
+// (runtime/greedy_decode.h) with the prefill and step libraries this project compiled from a
+// decoder (CMakeLists.txt), run by the plan runtime. Prints time to first token, per-token
+// latency and the ids; --compare exits 3 at the first token that differs from EXPECTED.npy.
+//
+// Each step feeds every present.X back as past_key_values.X. The runner's outputs are copies
+// out of its arena and the model's own Concat(past, new) copies the cache into the next
+// present, so a step moves the whole cache once; `gaf generate` (JIT) keeps the cache in one
+// block per tensor and appends in place instead.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "prefill.h"  // generated: prefill_library
+#include "runtime/greedy_decode.h"
+#include "runtime/plan_runner.h"
+#include "runtime/tensor_io.h"
+#include "step.h"  // generated: step_library
+
+namespace {
+
+constexpr const char* kUsage = "usage: aot_generate PROMPT.npy NEW_TOKENS [--compare EXPECTED.npy] [--repeat R]\n";
+
+int64_t positive(const std::string& text, const char* what) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 1) throw gaf::GafError(std::string(what) + " '" + text + "': expected a whole number >= 1");
+  return v;
+}
+
+gaf::DecoderRun run_of(gaf::PlanRunner& runner) {
+  return [&runner](const gaf::NamedTensors& in, gaf::NamedTensors& out) { out = runner.run(in); };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 && argc != 5 && argc != 7) {
+    std::fputs(kUsage, stderr);
+    return 1;
+  }
+  try {
+    const std::string prompt_file = argv[1];
+    const int64_t new_tokens = positive(argv[2], "NEW_TOKENS");
+    std::string compare;
+    int64_t repeat = 1;
+    for (int i = 3; i + 1 < argc; i += 2) {
+      const std::string flag = argv[i];
+      if (flag == "--compare") compare = argv[i + 1];
+      else if (flag == "--repeat") repeat = positive(argv[i + 1], "--repeat");
+      else throw gaf::GafError("unknown option '" + flag + "'\n" + kUsage);
+    }
+    const gaf::Tensor prompt = gaf::read_npy(prompt_file);
+    gaf::PlanRunner prefill(PREFILL_PLAN_FILE, prefill_library), step(STEP_PLAN_FILE, step_library);
+    if (prompt.dtype() != gaf::DType::Int64)
+      throw gaf::GafError(prompt_file + ": is " + gaf::dtype_name(prompt.dtype()) + ", expected int64 token ids");
+    for (const auto& out : prefill.outputs())
+      if (out.name == gaf::kDecoderLogits) gaf::check_token_ids(prompt, out.shape.back(), prompt_file);
+    gaf::GreedyDecoder decoder{run_of(prefill), run_of(step), {}, {}, {}};
+    for (const auto& in : step.inputs())
+      if (in.name != gaf::kDecoderIds) decoder.pasts.push_back(in.name);
+
+    gaf::GenerationTimes times;
+    gaf::Generation g;
+    for (int64_t r = 0; r < repeat; ++r) {
+      g = gaf::greedy_decode(decoder, prompt, new_tokens);
+      times.add(g);
+    }
+    std::printf("aot_generate: prompt %s, %lld new tokens, %lld round(s); prefill %zu groups, step %zu groups\n",
+                gaf::shape_str(prompt.shape()).c_str(), static_cast<long long>(new_tokens), static_cast<long long>(repeat),
+                prefill.group_count(), step.group_count());
+    std::fputs(times.text().c_str(), stdout);
+    std::string ids;
+    for (int64_t i = 0; i < g.tokens.numel(); ++i) ids += (i ? " " : "") + std::to_string(g.tokens.data<int64_t>()[i]);
+    std::printf("generated: %s\n", ids.c_str());
+    if (compare.empty()) return 0;
+    const std::string diff = gaf::first_token_difference(g.tokens, gaf::read_npy(compare), compare);
+    if (!diff.empty()) {
+      std::fprintf(stderr, "aot_generate: %s\n", diff.c_str());
+      return 3;
+    }
+    std::printf("compare: all %lld tokens equal %s\n", static_cast<long long>(g.tokens.numel()), compare.c_str());
+  } catch (const gaf::GafError& e) {
+    std::fprintf(stderr, "aot_generate: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
