@@ -1,6 +1,7 @@
 #include "generators/group_kernel.h"
 
 #include "generators/comm_kernel.h"
+#include "generators/direct_call.h"
 #include "generators/fp16_guard.h"
 #include "generators/group_pipeline.h"
 #include "generators/halide_buffers.h"
@@ -33,7 +34,11 @@ class JitGroupKernel : public GroupKernel {
       // NPU kernels report their staging copies to the simulator (npu_sim.h).
       if (opts.source == ScheduleSource::NpuTile) p.pipeline().jit_handlers().custom_trace = npu_trace;
       const bool guard = target.has_feature(Halide::Target::AVX512_SapphireRapids) && !cpu_has_avx512_fp16();
-      p.pipeline().compile_jit(guard ? fp16_safe_target(p.pipeline(), p.arguments(), target) : target);
+      const Halide::Target t = guard ? fp16_safe_target(p.pipeline(), p.arguments(), target) : target;
+      // Host kernels are called directly (direct_call.h); NPU kernels through realize, which
+      // routes their trace to the simulator.
+      if (opts.source == ScheduleSource::NpuTile) p.pipeline().compile_jit(t);
+      else direct_ = DirectCall(p.pipeline(), p.arguments(), t, "gaf_g" + std::to_string(grp.id));
     }, fallback_);
   }
   const std::string& schedule_fallback() const override { return fallback_; }
@@ -50,10 +55,16 @@ class JitGroupKernel : public GroupKernel {
       auto it = dims.empty() ? upper.find(name) : dims.find(name);
       if (it == (dims.empty() ? upper.end() : dims.end()))
         throw GafError("fused kernel g" + std::to_string(id_) + ": no value for dim '" + name + "'");
-      holder_->symbols()[i++].set(static_cast<int32_t>(it->second));
+      if (direct_.defined()) scalars_[i++] = static_cast<int32_t>(it->second);
+      else holder_->symbols()[i++].set(static_cast<int32_t>(it->second));
     }
-    realize_into(holder_->pipeline(), holder_->params(), inputs, holder_->computed(), outputs,
-                 "fused kernel g" + std::to_string(id_));
+    if (direct_.defined()) {
+      outs_.clear();
+      for (int k : holder_->computed()) outs_.push_back(&outputs[k]);
+      direct_.call(inputs, scalars_, outs_, what_);
+      return;
+    }
+    realize_into(holder_->pipeline(), holder_->params(), inputs, holder_->computed(), outputs, what_);
   }
 
  private:
@@ -61,6 +72,10 @@ class JitGroupKernel : public GroupKernel {
   SymbolRanges dynamic_;
   std::unique_ptr<GroupPipeline> holder_;
   std::string fallback_;
+  DirectCall direct_;
+  std::string what_ = "fused kernel g" + std::to_string(id_);
+  std::vector<int32_t> scalars_ = std::vector<int32_t>(dynamic_.size());
+  std::vector<Tensor*> outs_;
 };
 
 }  // namespace

@@ -1,0 +1,88 @@
+#include "generators/direct_call.h"
+
+#include <mutex>
+
+#include "fusion/ops/op_builder.h"
+
+namespace gaf {
+
+namespace {
+
+// The runtime's message of the failing call. Kernels run one at a time, but a message may come
+// from one of Halide's worker threads: one string, under a lock.
+std::mutex error_mutex;
+std::string last_error;
+
+void keep_error(Halide::JITUserContext*, const char* msg) {
+  std::lock_guard<std::mutex> lock(error_mutex);
+  last_error += msg;
+}
+
+void install_error_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Halide::JITHandlers h;
+    h.custom_error = keep_error;
+    Halide::Internal::JITSharedRuntime::set_default_handlers(h);
+  });
+}
+
+}  // namespace
+
+DirectCall::DirectCall(Halide::Pipeline& p, const std::vector<Halide::Argument>& args, const Halide::Target& target,
+                       const std::string& name) {
+  install_error_handler();
+  Halide::Module m = p.compile_to_module(args, name, target.with_feature(Halide::Target::JIT)).resolve_submodules();
+  module_ = Halide::Internal::JITModule(m, m.functions().back());
+  fn_ = module_.argv_function();
+  size_t buffers = 0;
+  for (const Halide::Argument& a : args) buffers += a.is_buffer() ? 1 : 0;
+  buffers += p.outputs().size();
+  bufs_.resize(buffers);
+  dims_.resize(buffers);
+}
+
+void DirectCall::fill(size_t slot, const Tensor& t) {
+  std::vector<halide_dimension_t>& d = dims_[slot];
+  const int rank = t.rank();
+  d.resize(static_cast<size_t>(rank));
+  const std::vector<int64_t> strides = t.strides();
+  for (int k = 0; k < rank; ++k) {
+    const int axis = rank - 1 - k;  // Halide's dim 0 is the innermost axis
+    const int64_t min = axis == t.window_axis() ? t.window_begin() : 0;
+    d[k] = halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[axis]),
+                              static_cast<int32_t>(strides[axis]));
+  }
+  halide_buffer_t& b = bufs_[slot];
+  b = halide_buffer_t();
+  b.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
+  b.type = halide_type(t.dtype());
+  b.dimensions = rank;
+  b.dim = d.data();
+  argv_.push_back(&b);
+}
+
+void DirectCall::call(const std::vector<const Tensor*>& inputs, const std::vector<int32_t>& scalars,
+                      const std::vector<Tensor*>& outputs, const std::string& what) {
+  if (inputs.size() + outputs.size() != bufs_.size())
+    throw GafError("internal: " + what + " takes " + std::to_string(bufs_.size()) + " buffers, given " +
+                   std::to_string(inputs.size() + outputs.size()));
+  argv_.clear();
+  size_t slot = 0;
+  for (const Tensor* t : inputs) {
+    if (!t) throw GafError("internal: " + what + " is missing input " + std::to_string(slot));
+    fill(slot++, *t);
+  }
+  scalars_ = scalars;
+  for (const int32_t& s : scalars_) argv_.push_back(&s);
+  for (Tensor* t : outputs) fill(slot++, *t);
+  const int rc = fn_(argv_.data());
+  if (rc != 0) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    const std::string msg = last_error.empty() ? "Halide error " + std::to_string(rc) : last_error;
+    last_error.clear();
+    throw GafError(what + " execution failed: " + msg);
+  }
+}
+
+}  // namespace gaf
