@@ -3,7 +3,7 @@
 #include "fusion/ops/registry.h"
 #include "fusion/ops/symbolic_dims.h"
 #include "generators/memory_plan.h"
-#include "generators/value_store.h"
+#include "generators/value_store.h"  // last_uses
 #include "runtime/memory_budget.h"
 #include "schedules/host_target.h"
 
@@ -89,12 +89,10 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
   graph_outputs_.insert(g_.outputs().begin(), g_.outputs().end());
   for (const ArenaSlot& slot : memory.slots)
     if (!graph_outputs_.count(slot.value)) arena_offset_[slot.value] = slot.offset;
-  for (const FusionGroup& grp : plan_.groups) {
-    reads_.push_back(grp.inputs);
+  for (const FusionGroup& grp : plan_.groups)
     for (const std::string& o : grp.outputs)
       if (graph_outputs_.count(o)) computed_outputs_.insert(o);
-  }
-  last_use_ = last_uses(reads_);
+  number_slots();
   if (memory.arena_bytes > 0) {
     static_assert(MemoryPlan::kArenaAlignment <= 64, "tensor storage is 64-byte aligned");
     arena_ = allocate_tensor_storage(memory.arena_bytes, g_.name + ": the arena of " +
@@ -136,6 +134,37 @@ std::vector<Tensor> FusedExecutor::output_tensors(size_t s, TensorMap* caller) {
   return outs;
 }
 
+void FusedExecutor::number_slots() {
+  auto slot = [&](const std::string& name) {
+    if (name.empty()) return -1;
+    auto [it, fresh] = slots_.of.emplace(name, static_cast<int>(slots_.constant.size()));
+    if (fresh) {
+      const Value& v = g_.value(name);
+      slots_.constant.push_back(v.constant ? &*v.constant : nullptr);
+      slots_.keep.push_back(graph_outputs_.count(name) || std::count(g_.inputs().begin(), g_.inputs().end(), name));
+    }
+    return it->second;
+  };
+  for (const std::string& name : g_.inputs()) slot(name);
+  for (const std::string& name : g_.outputs()) slot(name);
+  std::vector<std::vector<std::string>> reads;
+  for (const FusionGroup& grp : plan_.groups) {
+    reads.push_back(grp.inputs);
+    slots_.in.emplace_back();
+    slots_.out.emplace_back();
+    for (const std::string& v : grp.inputs) slots_.in.back().push_back(slot(v));
+    for (const std::string& v : grp.outputs) slots_.out.back().push_back(slot(v));
+  }
+  const LastUse last = last_uses(reads);
+  slots_.release.assign(plan_.groups.size(), {});
+  for (const auto& [name, s] : last) slots_.release[s].push_back(slots_.of.at(name));
+  for (size_t s = 0; s < plan_.groups.size(); ++s)
+    for (const std::string& v : plan_.groups[s].outputs)
+      if (!v.empty() && !last.count(v)) slots_.release[s].push_back(slots_.of.at(v));  // e.g. Dropout's unused mask
+  env_.assign(slots_.constant.size(), Tensor());
+  live_.assign(slots_.constant.size(), false);
+}
+
 TensorMap FusedExecutor::run(const TensorMap& inputs) {
   TensorMap outputs;
   run(inputs, outputs);
@@ -153,14 +182,33 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
   }
   // A past not in its block yet is copied there, and kernels read that copy (block strides).
   std::optional<TensorMap> moved_pasts = bind_cache_windows(inputs, outputs);
-  ValueStore store(g_, moved_pasts ? *moved_pasts : inputs, last_use_);
+  for (const auto& [name, t] : moved_pasts ? *moved_pasts : inputs) {
+    const int k = slots_.of.at(name);  // check_graph_inputs: every one is a graph input
+    env_[k] = t;
+    live_[k] = true;
+  }
+  auto get = [&](int k, const std::string& name) -> const Tensor* {
+    if (live_[k]) return &env_[k];  // a graph input given for a value with a default (an initializer)
+    if (slots_.constant[k]) return slots_.constant[k];
+    throw GafError("value '" + name + "' is used before it is computed");
+  };
+  // Drops every value of the run, also on an error: the next run starts empty.
+  struct Clear {
+    FusedExecutor& e;
+    ~Clear() {
+      for (size_t k = 0; k < e.env_.size(); ++k)
+        if (e.live_[k]) e.env_[k] = Tensor(), e.live_[k] = false;
+    }
+  } clear{*this};
+  size_t live_bytes = 0, peak = 0;
   group_ms_.assign(plan_.groups.size(), 0.0);
   if (npu_) npu_counts_.assign(plan_.groups.size(), NpuCounts());
   std::vector<const Tensor*> ins;
   for (size_t s = 0; s < plan_.groups.size(); ++s) {
     const FusionGroup& grp = plan_.groups[s];
     ins.clear();
-    for (const std::string& in : grp.inputs) ins.push_back(store.get(in));
+    for (size_t k = 0; k < grp.inputs.size(); ++k)
+      ins.push_back(slots_.in[s][k] < 0 ? nullptr : get(slots_.in[s][k], grp.inputs[k]));
     check_member_inputs(s, ins);
     // Profiling a tensor-parallel run: the ranks meet before each group, so that a group's time
     // is its own and not the wait for a rank still busy with the group before (load imbalance
@@ -174,12 +222,25 @@ void FusedExecutor::run(const TensorMap& inputs, TensorMap& outputs) {
       auto window = cache_windows_.find(grp.outputs[k]);
       if (window != cache_windows_.end()) outs[k] = window->second.whole;  // later groups read all rows
     }
-    store.finish_step(s, grp.outputs, outs, grp.inputs);
+    for (size_t k = 0; k < grp.outputs.size(); ++k) {
+      const int slot = slots_.out[s][k];
+      if (slot < 0) continue;
+      live_bytes += outs[k].nbytes();
+      env_[slot] = std::move(outs[k]);
+      live_[slot] = true;
+    }
+    peak = std::max(peak, live_bytes);
+    for (int k : slots_.release[s])
+      if (live_[k] && !slots_.keep[k]) {
+        live_bytes -= env_[k].nbytes();
+        env_[k] = Tensor();
+        live_[k] = false;
+      }
   }
-  stats_.peak_bytes = std::max(stats_.peak_bytes, store.peak_bytes());
+  stats_.peak_bytes = std::max(stats_.peak_bytes, peak);
   // Graph outputs no group computes (a graph input or a constant passed through) are shared.
   for (const std::string& o : g_.outputs())
-    if (!computed_outputs_.count(o)) outputs[o] = *store.get(o);
+    if (!computed_outputs_.count(o)) outputs[o] = *get(slots_.of.at(o), o);
 }
 
 std::optional<TensorMap> FusedExecutor::bind_cache_windows(const TensorMap& inputs, TensorMap& outputs) {
