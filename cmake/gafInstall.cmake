@@ -16,7 +16,7 @@ set_target_properties(gaf_rule_plugin PROPERTIES EXPORT_NAME rule_plugin)
 # What a rule plugin and an app using the Engine include, and what those headers include.
 set(GAF_PUBLIC_HEADERS
   runtime/tensor.h runtime/tensor_io.h runtime/float16.h runtime/sym_expr.h runtime/npu_sim.h runtime/npu_target.h
-  runtime/plan_runner.h runtime/greedy_decode.h
+  runtime/plan_runner.h runtime/decode_loop.h runtime/token_sampler.h
   fusion/ir/graph.h fusion/ir/builder.h
   fusion/ops/registry.h fusion/ops/op_builder.h fusion/ops/math.h
   fusion/frontend/passes.h

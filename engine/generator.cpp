@@ -44,9 +44,22 @@ std::string path_in(const std::string& dir, const char* file) { return (std::fil
 
 }  // namespace
 
-DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::string& dir, int64_t batch,
+DecoderFiles decoder_files(const std::string& dir) {
+  const std::string pf = path_in(dir, "decoder_model.onnx"), sf = path_in(dir, "decoder_with_past_model.onnx"),
+                    single = path_in(dir, "model.onnx");
+  auto is_file = [](const std::string& f) { return std::filesystem::is_regular_file(f); };
+  if (is_file(pf) && is_file(sf)) return {pf, sf};
+  if (is_file(pf) && !is_file(sf)) return {pf, pf};
+  if (is_file(single)) return {single, single};
+  if (is_file(sf)) throw GafError(pf + ": no such file (decoder_with_past_model.onnx needs it beside it)");
+  throw GafError(dir + ": has no decoder (expected decoder_model.onnx and decoder_with_past_model.onnx, or "
+                 "model.onnx with past_key_values.* inputs)");
+}
+
+DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const DecoderFiles& files, int64_t batch,
                          int64_t max_len) {
-  const std::string pf = path_in(dir, "decoder_model.onnx"), sf = path_in(dir, "decoder_with_past_model.onnx");
+  const std::string& pf = files.prefill;
+  const std::string& sf = files.step;
   if (max_len < 2) throw GafError("--max-len " + std::to_string(max_len) + ": must be at least 2 (a prompt and one step)");
   DecoderDims d;
   auto [pb, ps] = ids_dims(prefill, pf);
@@ -67,7 +80,10 @@ DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::str
     if (!has_output(step, present)) throw GafError(sf + ": input '" + in + "' has no output '" + present + "'");
     if (!has_output(prefill, present)) throw GafError(pf + ": has no output '" + present + "' (for '" + in + "')");
     for (const Dim& dim : step.value(in).type.dims)
-      if (!dim.symbol.empty() && !d.step.dims.count(dim.symbol)) d.step.dim_ranges[dim.symbol] = {1, max_len - 1};
+      if (!dim.symbol.empty() && !d.step.dims.count(dim.symbol)) {
+        d.step.dim_ranges[dim.symbol] = {1, max_len - 1};
+        if (files.single()) d.prefill.dims[dim.symbol] = 0;  // the prefill: no past yet
+      }
   }
   if (d.step.dim_ranges.empty()) throw GafError(sf + ": no past_key_values.* input with a symbolic length");
   for (const auto* g : {&prefill, &step})
@@ -76,12 +92,11 @@ DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::str
 }
 
 Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base)
-    : dir_(dir), batch_(batch), max_len_(max_len) {
-  const std::string pf = path_in(dir, "decoder_model.onnx"), sf = path_in(dir, "decoder_with_past_model.onnx");
-  for (const std::string& f : {pf, sf})
-    if (!std::filesystem::is_regular_file(f)) throw GafError(f + ": no such file (expected optimum's two decoder files)");
+    : dir_(dir), files_(decoder_files(dir)), batch_(batch), max_len_(max_len) {
+  const std::string& pf = files_.prefill;
+  const std::string& sf = files_.step;
   const Graph step_graph = import_onnx_file(sf);
-  dims_ = decoder_dims(import_onnx_file(pf), step_graph, dir, batch, max_len);
+  dims_ = decoder_dims(files_.single() ? step_graph : import_onnx_file(pf), step_graph, files_, batch, max_len);
   EngineOptions po = base, so = base;
   po.model = dims_.prefill;
   so.model = dims_.step;
@@ -100,6 +115,10 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
   }
   prefill_ = std::make_unique<Engine>(pf, po);
   step_ = std::make_unique<Engine>(sf, so);
+  // A single file's prefill reads every past as a tensor of length 0.
+  if (files_.single())
+    for (const std::string& in : decoder_.pasts)
+      decoder_.prefill_inputs[in] = Tensor(prefill_->graph().value(in).type.dtype, prefill_->graph().value(in).type.shape());
   decoder_.prefill = [this](const NamedTensors& in, NamedTensors& out) { prefill_->run(in, out); };
   decoder_.step = [this](const NamedTensors& in, NamedTensors& out) {
     if (!profiling_) return step_->run(in, out);
@@ -134,7 +153,7 @@ void Generator::compile() {
   step_->compile();
 }
 
-Generation Generator::generate(const Tensor& prompt, int64_t new_tokens) {
+Generation Generator::generate(const Tensor& prompt, int64_t new_tokens, const Sampling& sampling) {
   if (prompt.dtype() != DType::Int64 || prompt.shape().size() != 2 || prompt.shape()[0] != batch_ || prompt.shape()[1] < 1)
     throw GafError("prompt is " + std::string(dtype_name(prompt.dtype())) + " " + shape_str(prompt.shape()) +
                    ", expected int64 [" + std::to_string(batch_) + ", P] with P >= 1");
@@ -144,7 +163,7 @@ Generation Generator::generate(const Tensor& prompt, int64_t new_tokens) {
     throw GafError("prompt " + std::to_string(p) + " + " + std::to_string(new_tokens) + " new tokens needs --max-len " +
                    std::to_string(p + new_tokens - 1) + " or more (it is " + std::to_string(max_len_) + ")");
   compile();
-  return greedy_decode(decoder_, prompt, new_tokens);
+  return decode_tokens(decoder_, prompt, new_tokens, sampling);
 }
 
 }  // namespace gaf

@@ -12,18 +12,27 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "runtime/greedy_decode.h"
+#include "runtime/decode_loop.h"
 
 namespace gaf {
 
+// The decoder's files in `dir`: optimum's two (decoder_model.onnx, decoder_with_past_model.onnx),
+// or one file with past inputs (model.onnx, or decoder_model.onnx alone) that serves both runs,
+// the prefill with pasts of length 0. GafError naming the folder when neither is there.
+struct DecoderFiles {
+  std::string prefill, step;
+  bool single() const { return prefill == step; }
+};
+DecoderFiles decoder_files(const std::string& dir);
+
 // The --dim bindings of both engines, from the models' inputs: input_ids' dims are [batch, seq];
-// every other dim symbol of a past_key_values.* input is the cache length. Throws GafError naming
-// the file and input when the files do not have this form (an input without its present.*
-// output, input_ids missing or not int64 [batch, seq]).
+// every other dim symbol of a past_key_values.* input is the cache length (bound to 0 in the
+// prefill of a single file). Throws GafError naming the file and input when the files do not
+// have this form (an input without its present.* output, input_ids missing or not int64 [batch, seq]).
 struct DecoderDims {
   ModelOptions prefill, step;
 };
-DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const std::string& dir, int64_t batch,
+DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const DecoderFiles& files, int64_t batch,
                          int64_t max_len);
 
 // Where the decode steps' time went, summed over the steps since reset (Generator::set_profiling):
@@ -38,16 +47,17 @@ struct DecodeProfile {
 
 class Generator {
  public:
-  // `dir` holds the two files; `base` carries everything but the dims (fusion controls,
+  // `dir` holds the decoder's files (decoder_files); `base` carries everything but the dims (fusion controls,
   // threads). max_len bounds prompt + new tokens - 1 (the longest cache a step reads plus one).
   Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base);
   ~Generator();
 
   // Compiles both engines' kernels (the first generate() does it otherwise).
   void compile();
-  // Greedy: the prompt's prefill gives token 0, each step feeds the previous token and the cache.
-  // `prompt` is int64 [batch, P]; GafError when P < 1 or P + new_tokens - 1 > max_len.
-  Generation generate(const Tensor& prompt, int64_t new_tokens);
+  // The prompt's prefill gives token 0, each step feeds the previous token and the cache; tokens
+  // greedy or sampled (runtime/token_sampler.h). `prompt` is int64 [batch, P]; GafError when
+  // P < 1 or P + new_tokens - 1 > max_len.
+  Generation generate(const Tensor& prompt, int64_t new_tokens, const Sampling& sampling = {});
 
   // Times every step's run and each of its groups from now on (or stops); resets the profile.
   void set_profiling(bool on);
@@ -61,12 +71,13 @@ class Generator {
 
  private:
   std::string dir_;
+  DecoderFiles files_;
   int64_t batch_, max_len_;
   DecoderDims dims_;
   std::unique_ptr<Engine> prefill_, step_;
   // The loop over both engines. Its output maps outlive a generation: the next one reuses their
   // tensors (the cache blocks, logits) instead of allocating and faulting in fresh pages.
-  GreedyDecoder decoder_;
+  DecoderLoop decoder_;
   bool profiling_ = false;
   DecodeProfile profile_;
 };

@@ -29,13 +29,14 @@ bool torch_available() {
 
 // The two decoder files, input_ids.npy (1 x 32) and expected_tokens.npy, exported once per process
 // into scratch folder `name` (each ctest entry of this file its own: they may run at once).
-std::string exported(const std::string& name) {
+// `extra`: more export_gpt2_kv.py options (--layout single).
+std::string exported(const std::string& name, const std::string& extra = "") {
   static std::map<std::string, std::string> dirs;
   auto it = dirs.find(name);
   if (it != dirs.end()) return it->second;
   const std::string d = scratch_dir("generate/" + name);
   CommandResult gen = run_command(std::string(python()) + " " + source_dir() + "/test/models/export_gpt2_kv.py " + d +
-                                      " --new-tokens " + std::to_string(kNewTokens),
+                                      " --new-tokens " + std::to_string(kNewTokens) + " " + extra,
                                   d + "_gen");
   if (gen.exit_code != 0) throw std::runtime_error("export_gpt2_kv.py failed: " + gen.err);
   return dirs[name] = d;
@@ -45,10 +46,17 @@ class Generate : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!torch_available()) GTEST_SKIP() << "python3-torch or python3-onnx is missing (apt-get install python3-torch python3-onnx)";
-    dir_ = exported(folder());
+    dir_ = exported(folder(), export_options());
   }
   virtual const char* folder() const { return "gpt2_kv"; }
+  virtual const char* export_options() const { return ""; }
   std::string dir_;
+};
+
+// The same model as one file with past inputs (model.onnx), as transformers.js models ship.
+class GenerateSingleFile : public Generate {
+  const char* folder() const override { return "gpt2_kv_single"; }
+  const char* export_options() const override { return "--layout single"; }
 };
 
 // The AOT app's ctest entry exports its own copy.
@@ -79,6 +87,32 @@ TEST_F(Generate, GreedyTokensEqualPyTorchs) {
   EXPECT_EQ(g.step_ms.size(), static_cast<size_t>(kNewTokens - 1));
   // A longer generation than the engines were prepared for is refused before it runs.
   EXPECT_THROW(gen.generate(prompt, kNewTokens + 2), GafError);
+
+  // Sampling on the same engines: top-k 1 is greedy whatever the seed; a seed gives the same
+  // tokens every time, another seed others.
+  Sampling s;
+  s.temperature = 1.0;
+  s.top_k = 1;
+  s.seed = 5;
+  EXPECT_EQ(ids(gen.generate(prompt, kNewTokens, s).tokens), ids(expected));
+  s.top_k = 0;
+  s.temperature = 2.0;
+  const std::string first = ids(gen.generate(prompt, 32, s).tokens);
+  EXPECT_EQ(ids(gen.generate(prompt, 32, s).tokens), first);
+  s.seed = 6;
+  EXPECT_NE(ids(gen.generate(prompt, 32, s).tokens), first);
+}
+
+// One file with past inputs serves both runs: the prefill binds the cache length to 0 and reads
+// pasts of length 0; the tokens equal PyTorch's.
+TEST_F(GenerateSingleFile, GreedyTokensEqualPyTorchs) {
+  const Tensor prompt = read_npy(dir_ + "/input_ids.npy");
+  const Tensor expected = read_npy(dir_ + "/expected_tokens.npy");
+  ASSERT_TRUE(decoder_files(dir_).single());
+  Generator gen(dir_, 1, prompt.shape()[1] + kNewTokens, EngineOptions{});
+  EXPECT_EQ(gen.dims().prefill.dims.at("past"), 0);
+  EXPECT_EQ(gen.dims().step.dim_ranges.at("past").hi, prompt.shape()[1] + kNewTokens - 1);
+  EXPECT_EQ(ids(gen.generate(prompt, kNewTokens).tokens), ids(expected));
 }
 
 // The runtime's KV cache: a step engine with the caches bound appends each token's keys and
@@ -91,7 +125,7 @@ TEST_F(Generate, KvCacheIsAppendedInPlace) {
   const int64_t max_len = prompt.shape()[1] + 9;  // 8 steps in the block, one from a dense past
   const Graph prefill_graph = import_onnx_file(dir_ + "/decoder_model.onnx");
   const Graph step_graph = import_onnx_file(dir_ + "/decoder_with_past_model.onnx");
-  const DecoderDims dims = decoder_dims(prefill_graph, step_graph, dir_, 1, max_len);
+  const DecoderDims dims = decoder_dims(prefill_graph, step_graph, decoder_files(dir_), 1, max_len);
   EngineOptions po, cached, plain;
   po.model = dims.prefill;
   cached.model = plain.model = dims.step;

@@ -1,5 +1,5 @@
 // aot_generate PROMPT.npy NEW_TOKENS [--compare EXPECTED.npy] [--repeat R]: greedy decoding
-// (runtime/greedy_decode.h) with the prefill and step libraries this project compiled from a
+// (runtime/decode_loop.h) with the prefill and step libraries this project compiled from a
 // decoder (CMakeLists.txt), run by the plan runtime. Prints time to first token, per-token
 // latency and the ids; --compare exits 3 at the first token that differs from EXPECTED.npy.
 //
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "prefill.h"  // generated: prefill_library
-#include "runtime/greedy_decode.h"
+#include "runtime/decode_loop.h"
 #include "runtime/plan_runner.h"
 #include "runtime/tensor_io.h"
 #include "step.h"  // generated: step_library
@@ -56,14 +56,14 @@ int main(int argc, char** argv) {
       throw gaf::GafError(prompt_file + ": is " + gaf::dtype_name(prompt.dtype()) + ", expected int64 token ids");
     for (const auto& out : prefill.outputs())
       if (out.name == gaf::kDecoderLogits) gaf::check_token_ids(prompt, out.shape.back(), prompt_file);
-    gaf::GreedyDecoder decoder{run_of(prefill), run_of(step), {}, {}, {}};
+    gaf::DecoderLoop decoder{run_of(prefill), run_of(step), {}, {}, {}};
     for (const auto& in : step.inputs())
       if (in.name != gaf::kDecoderIds) decoder.pasts.push_back(in.name);
 
     gaf::GenerationTimes times;
     gaf::Generation g;
     for (int64_t r = 0; r < repeat; ++r) {
-      g = gaf::greedy_decode(decoder, prompt, new_tokens);
+      g = gaf::decode_tokens(decoder, prompt, new_tokens);
       times.add(g);
     }
     std::printf("aot_generate: prompt %s, %lld new tokens, %lld round(s); prefill %zu groups, step %zu groups\n",

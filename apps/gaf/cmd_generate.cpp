@@ -29,6 +29,7 @@ struct GenerateArgs {
   int repeat = 1;
   int warmup = 0;
   bool profile = false;
+  Sampling sampling;
   std::string input_ids, compare;
 };
 
@@ -95,6 +96,7 @@ int generate(const GenerateArgs& a) {
   a.common.apply();
   if (a.new_tokens < 1) throw GafError("--new-tokens: must be at least 1");
   if (a.repeat < 1 || a.warmup < 0) throw GafError("--repeat: must be at least 1, --warmup at least 0");
+  a.sampling.check();
   ModelArgs none;
   EngineOptions base = engine_options(none, a.fusion, a.common);
   std::optional<Tensor> from_file;
@@ -113,16 +115,16 @@ int generate(const GenerateArgs& a) {
   std::printf("load + compile: %.2f s\n", compile_s);
   GenerationTimes times;
   Generation g;
-  for (int r = 0; r < a.warmup; ++r) gen.generate(prompt, a.new_tokens);
+  for (int r = 0; r < a.warmup; ++r) gen.generate(prompt, a.new_tokens, a.sampling);
   if (a.profile) gen.set_profiling(true);
   for (int r = 0; r < a.repeat; ++r) {
-    g = gen.generate(prompt, a.new_tokens);
+    g = gen.generate(prompt, a.new_tokens, a.sampling);
     times.add(g);
   }
   const int64_t prompt_len = prompt.shape()[1];
-  std::printf("prompt: %lld ids%s, %lld new tokens, %d round(s)\n", static_cast<long long>(prompt_len),
+  std::printf("prompt: %lld ids%s, %lld new tokens (%s), %d round(s)\n", static_cast<long long>(prompt_len),
               a.input_ids.empty() ? " (generated, seed 0)" : (" from " + a.input_ids).c_str(),
-              static_cast<long long>(a.new_tokens), a.repeat);
+              static_cast<long long>(a.new_tokens), a.sampling.str().c_str(), a.repeat);
   std::fputs(times.text().c_str(), stdout);
   if (a.profile) print_profile(gen, times);
   const int64_t n = g.tokens.shape()[1], shown = a.common.verbose ? g.tokens.numel() : std::min<int64_t>(16, n);
@@ -145,10 +147,11 @@ Action add_generate_command(CLI::App& app) {
   auto a = std::make_shared<GenerateArgs>();
   CLI::App* c = app.add_subcommand(
       "generate",
-      "greedy text generation with a KV cache: MODEL_DIR holds decoder_model.onnx and decoder_with_past_model.onnx "
-      "(as Hugging Face optimum exports a decoder); prefill on the prompt, then one step per new token; prints time "
+      "text generation with a KV cache, greedy or sampled: MODEL_DIR holds decoder_model.onnx and "
+      "decoder_with_past_model.onnx (as Hugging Face optimum exports a decoder), or one model.onnx with past inputs; prefill on the prompt, then one step per new token; prints time "
       "to first token, per-token latency and the ids (exit 3 when --compare differs)");
-  c->add_option("model_dir", a->dir, "folder with decoder_model.onnx and decoder_with_past_model.onnx")->required();
+  c->add_option("model_dir", a->dir, "folder with decoder_model.onnx and decoder_with_past_model.onnx, or model.onnx")
+      ->required();
   c->add_option("--prompt-len", a->prompt_len, "prompt length: the first P ids of --input-ids, or P generated ids");
   c->add_option("--new-tokens", a->new_tokens, "tokens to generate")->capture_default_str();
   c->add_option("--input-ids", a->input_ids, "int64 [batch, P] prompt ids (.npy or .pb)");
@@ -157,6 +160,13 @@ Action add_generate_command(CLI::App& app) {
                 "longest sequence the engines are prepared for (dynamic dims; default prompt + new tokens)");
   c->add_option("--repeat", a->repeat, "generate this many times; times are over all rounds")->capture_default_str();
   c->add_option("--warmup", a->warmup, "untimed generations before them")->capture_default_str();
+  c->add_option("--temperature", a->sampling.temperature, "sample with this temperature (0: greedy)")
+      ->capture_default_str();
+  c->add_option("--top-k", a->sampling.top_k, "sampling: only the k most likely tokens (0: all)")->capture_default_str();
+  c->add_option("--top-p", a->sampling.top_p, "sampling: the fewest most likely tokens whose probability reaches p")
+      ->capture_default_str();
+  c->add_option("--seed", a->sampling.seed, "sampling: the seed (the same seed gives the same tokens)")
+      ->capture_default_str();
   c->add_flag("--profile", a->profile,
               "split a decode step's time into its kernels, the executor and the loop; list the slowest groups");
   a->fusion.add_to(c);

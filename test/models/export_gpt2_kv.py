@@ -19,7 +19,10 @@ Also written: model_config.json, the sizes below as set (bench/torch_generate.py
 model from it). The defaults are the test's toy; the decoding bench's real size is
 --layers 12 --hidden 768 --heads 12 --vocab 8192 (or 50257, GPT-2 small's vocabulary).
 
-usage: export_gpt2_kv.py OUT_DIR [--new-tokens N] [--prompt-len P]
+--layout single writes the model as one file instead, model.onnx with past inputs (the layout
+transformers.js / onnx-community models ship): the prefill is that file with pasts of length 0.
+
+usage: export_gpt2_kv.py OUT_DIR [--new-tokens N] [--prompt-len P] [--layout two-files|single]
                          [--layers L] [--hidden H] [--heads A] [--vocab V] [--max-pos M]
 """
 import argparse
@@ -186,6 +189,7 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=512)
     ap.add_argument("--max-pos", type=int, default=256)
+    ap.add_argument("--layout", choices=["two-files", "single"], default="two-files")
     a = ap.parse_args()
     config = configure(**{k: getattr(a, k) for k in SIZE_KEYS})
     if a.prompt_len + a.new_tokens > MAX_POS:
@@ -201,16 +205,20 @@ def main():
         past = [t for _ in range(LAYERS) for t in (torch.randn(1, HEADS, 5, HEAD_DIM),) * 2]
         seq_axes = {0: "batch", 1: "seq"}
         kv_in = {0: "batch", 2: "past"}
-        torch.onnx.export(Prefill(model), (ids,), os.path.join(a.out_dir, "decoder_model.onnx"), opset_version=14,
-                          input_names=["input_ids"], output_names=["logits"] + present_names(),
-                          dynamic_axes={"input_ids": seq_axes, "logits": seq_axes,
-                                        **{n: {0: "batch", 2: "seq"} for n in present_names()}})
-        torch.onnx.export(WithPast(model), (ids, *past), os.path.join(a.out_dir, "decoder_with_past_model.onnx"),
-                          opset_version=14, input_names=["input_ids"] + past_names(),
-                          output_names=["logits"] + present_names(),
-                          dynamic_axes={"input_ids": seq_axes, "logits": seq_axes,
-                                        **{n: kv_in for n in past_names()},
-                                        **{n: {0: "batch", 2: "past+seq"} for n in present_names()}})
+        with_past = dict(opset_version=14, input_names=["input_ids"] + past_names(),
+                         output_names=["logits"] + present_names(),
+                         dynamic_axes={"input_ids": seq_axes, "logits": seq_axes,
+                                       **{n: kv_in for n in past_names()},
+                                       **{n: {0: "batch", 2: "past+seq"} for n in present_names()}})
+        if a.layout == "single":
+            torch.onnx.export(WithPast(model), (ids, *past), os.path.join(a.out_dir, "model.onnx"), **with_past)
+        else:
+            torch.onnx.export(Prefill(model), (ids,), os.path.join(a.out_dir, "decoder_model.onnx"), opset_version=14,
+                              input_names=["input_ids"], output_names=["logits"] + present_names(),
+                              dynamic_axes={"input_ids": seq_axes, "logits": seq_axes,
+                                            **{n: {0: "batch", 2: "seq"} for n in present_names()}})
+            torch.onnx.export(WithPast(model), (ids, *past), os.path.join(a.out_dir, "decoder_with_past_model.onnx"),
+                              **with_past)
         expected, margin = greedy(model, prompt, a.new_tokens)
     np.save(os.path.join(a.out_dir, "input_ids.npy"), prompt.numpy())
     np.save(os.path.join(a.out_dir, "expected_tokens.npy"), expected)

@@ -1,6 +1,8 @@
-// Greedy autoregressive decoding over two runs of a decoder exported as Hugging Face optimum
-// exports one: a prefill (input_ids [batch, P] -> logits, present.*) and a step (input_ids
-// [batch, 1], past_key_values.* -> logits, present.*), present.X fed back as past_key_values.X.
+// Autoregressive decoding over two runs of a decoder exported as Hugging Face optimum exports
+// one: a prefill (input_ids [batch, P] -> logits, present.*) and a step (input_ids [batch, 1],
+// past_key_values.* -> logits, present.*), present.X fed back as past_key_values.X; each next
+// token greedy or sampled (runtime/token_sampler.h). A decoder exported as one file with past
+// inputs is the same two runs of that file, the prefill given pasts of length 0.
 // Halide-free: the JIT Generator (engine/generator.h) and AOT apps linking a compiled decoder
 // (apps/aot_generate) share this loop; each supplies its runs.
 #pragma once
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "runtime/tensor.h"
+#include "runtime/token_sampler.h"
 
 namespace gaf {
 
@@ -36,16 +39,20 @@ struct Generation {
   std::vector<double> step_ms;   // each later token: feeding present back, one step, the argmax
 };
 
-struct GreedyDecoder {
+struct DecoderLoop {
   DecoderRun prefill, step;
   std::vector<std::string> pasts;  // the step's past_key_values.* inputs
   NamedTensors prefill_out, step_out;
+  // Inputs of the prefill besides input_ids: a single-file decoder's pasts of length 0.
+  NamedTensors prefill_inputs;
 };
 
 // The prompt's prefill gives token 0, each of the new_tokens - 1 steps feeds the previous token
-// and every present.X of the run before as past_key_values.X. `prompt` is int64 [batch, P];
-// GafError when it is not, or when new_tokens < 1. Bounds on P + new_tokens are the runs' own.
-Generation greedy_decode(GreedyDecoder& d, const Tensor& prompt, int64_t new_tokens);
+// and every present.X of the run before as past_key_values.X; tokens are chosen by `sampling`
+// (its seed restarts with every call: the same call gives the same tokens). `prompt` is int64
+// [batch, P]; GafError when it is not, when new_tokens < 1 or sampling is out of range. Bounds
+// on P + new_tokens are the runs' own.
+Generation decode_tokens(DecoderLoop& d, const Tensor& prompt, int64_t new_tokens, const Sampling& sampling = {});
 
 // GafError naming `name` and the first id of `ids` (int64) outside 0..vocab-1: an embedding
 // Gather must never be handed one.

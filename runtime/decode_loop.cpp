@@ -1,4 +1,4 @@
-#include "runtime/greedy_decode.h"
+#include "runtime/decode_loop.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,37 +30,25 @@ std::string present_of(const std::string& past) {
   return kDecoderPresentPrefix + past.substr(std::strlen(kDecoderPastPrefix));
 }
 
-Tensor last_position_argmax(const Tensor& logits) {
-  if (logits.dtype() != DType::Float32 || logits.shape().size() != 3 || logits.shape()[1] < 1)
-    throw GafError("output 'logits' is " + std::string(dtype_name(logits.dtype())) + " " + shape_str(logits.shape()) +
-                   ", expected float32 [batch, seq, vocab]");
-  const int64_t b = logits.shape()[0], s = logits.shape()[1], v = logits.shape()[2];
-  Tensor ids(DType::Int64, {b, 1});
-  for (int64_t r = 0; r < b; ++r) {
-    const float* row = logits.data<float>() + (r * s + s - 1) * v;
-    int64_t best = 0;
-    for (int64_t i = 1; i < v; ++i)
-      if (row[i] > row[best]) best = i;
-    ids.data<int64_t>()[r] = best;
-  }
-  return ids;
-}
+Tensor last_position_argmax(const Tensor& logits) { return TokenSampler(Sampling{}).next(logits); }
 
-Generation greedy_decode(GreedyDecoder& d, const Tensor& prompt, int64_t new_tokens) {
+Generation decode_tokens(DecoderLoop& d, const Tensor& prompt, int64_t new_tokens, const Sampling& sampling) {
   if (prompt.dtype() != DType::Int64 || prompt.shape().size() != 2 || prompt.shape()[1] < 1)
     throw GafError("prompt is " + std::string(dtype_name(prompt.dtype())) + " " + shape_str(prompt.shape()) +
                    ", expected int64 [batch, P] with P >= 1");
   if (new_tokens < 1) throw GafError("new tokens: " + std::to_string(new_tokens) + ", expected at least 1");
   const int64_t batch = prompt.shape()[0];
+  TokenSampler sampler(sampling);
   Generation g;
   g.tokens = Tensor(DType::Int64, {batch, new_tokens});
   auto keep = [&](const Tensor& next, int64_t t) {
     for (int64_t r = 0; r < batch; ++r) g.tokens.data<int64_t>()[r * new_tokens + t] = next.data<int64_t>()[r];
   };
-  NamedTensors in{{kDecoderIds, prompt}};
+  NamedTensors in = d.prefill_inputs;
+  in[kDecoderIds] = prompt;
   auto t0 = std::chrono::steady_clock::now();
   d.prefill(in, d.prefill_out);
-  Tensor next = last_position_argmax(output(d.prefill_out, kDecoderLogits));
+  Tensor next = sampler.next(output(d.prefill_out, kDecoderLogits));
   g.first_token_ms = ms_since(t0);
   keep(next, 0);
   const NamedTensors* out = &d.prefill_out;
@@ -70,7 +58,7 @@ Generation greedy_decode(GreedyDecoder& d, const Tensor& prompt, int64_t new_tok
     for (const std::string& past : d.pasts) in[past] = output(*out, present_of(past));
     d.step(in, d.step_out);
     out = &d.step_out;
-    next = last_position_argmax(output(d.step_out, kDecoderLogits));
+    next = sampler.next(output(d.step_out, kDecoderLogits));
     g.step_ms.push_back(ms_since(t0));
     keep(next, t);
   }
