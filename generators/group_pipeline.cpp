@@ -93,8 +93,8 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
 // matmul_schedule.h) and loads through layout ops are known to be dense or a fixed stride apart
 // (a staged K^T becomes vector loads and shuffles instead of one scalar load per lane).
 // A window of a block (Value::block_window, a KV cache) is row-major over the block, whose
-// capacity is known: its strides are constants too. Only an output window's rows along the
-// block axis are the buffer's (a step writes the rows after the past's); left free, the QKV
+// capacity is known: its strides are constants too. Only an appended output window's rows along
+// the block axis are the buffer's (a step writes the rows after the past's); left free, the QKV
 // group writing K and V ran 2.5x slower with every stride free as well.
 void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Value& v, bool output) const {
   const Shape shape = v.type.shape();
@@ -108,7 +108,10 @@ void GroupPipeline::constrain_dense(Halide::OutputImageParam buf, const Value& v
   for (int d = 0; d < rank; ++d) {
     const Expr& extent = extents[rank - 1 - d];
     if (d == block_axis) {
-      if (!output) buf.dim(d).set_bounds(0, extent);
+      // An appended present's rows are the buffer's (it writes the rows after the past's); any
+      // other window spans the value's rows from 0 — left free, a schedule's tiles chosen at the
+      // size class's point shifted before row 0 at smaller sizes (a 512-row prefill failed).
+      if (!output || !v.block_window.append) buf.dim(d).set_bounds(0, extent);
       buf.dim(d).set_stride(stride);
       stride = Internal::simplify(stride * static_cast<int>(v.block_window.capacity));
       continue;

@@ -54,6 +54,7 @@ std::map<std::string, KvCacheBinding> bind_kv_caches(Graph& g, const FusionPlan&
     if (bound.count(b.present)) throw GafError(what + ": bound twice");
     present.block_window = {b.axis, b.capacity};
     b.append = appends(g, plan, b);
+    present.block_window.append = b.append;
     bound[b.present] = b;
   }
   return bound;

@@ -103,6 +103,25 @@ TEST_F(Generate, GreedyTokensEqualPyTorchs) {
   EXPECT_NE(ids(gen.generate(prompt, 32, s).tokens), first);
 }
 
+// A 512-id prompt (model positions 1024): the prefill's size class is compiled at 528 rows, and
+// its kernels writing the KV cache windows ran at 512 before row 0 (a Halide bounds error) while
+// their rows were left to the buffer; 16 tokens equal PyTorch's.
+class GenerateLongPrompt : public Generate {
+  const char* folder() const override { return "gpt2_kv_p512"; }
+  const char* export_options() const override { return "--prompt-len 512 --max-pos 1024"; }
+};
+
+TEST_F(GenerateLongPrompt, GreedyTokensEqualPyTorchs) {
+  const Tensor prompt = read_npy(dir_ + "/input_ids.npy");
+  ASSERT_EQ(prompt.shape()[1], 512);
+  const Tensor expected = read_npy(dir_ + "/expected_tokens.npy");
+  Generator gen(dir_, 1, 512 + 16, EngineOptions{});
+  Generation g = gen.generate(prompt, 16);
+  Tensor want(DType::Int64, {1, 16});
+  for (int i = 0; i < 16; ++i) want.data<int64_t>()[i] = expected.data<int64_t>()[i];
+  EXPECT_EQ(ids(g.tokens), ids(want));
+}
+
 // One file with past inputs serves both runs: the prefill binds the cache length to 0 and reads
 // pasts of length 0; the tokens equal PyTorch's.
 TEST_F(GenerateSingleFile, GreedyTokensEqualPyTorchs) {

@@ -93,6 +93,9 @@ struct Value {
   struct BlockWindow {
     int axis = -1;
     int64_t capacity = 0;
+    // A present its group appends to (rows after the past's): its written rows along `axis` are
+    // the buffer's; otherwise the window starts at row 0 and spans the value's extent.
+    bool append = false;
     bool defined() const { return axis >= 0; }
   } block_window;
 

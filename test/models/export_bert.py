@@ -3,6 +3,8 @@
 torch.onnx.export, with dynamic batch/seq axes, and saves PyTorch's output for the same inputs.
 
 usage: export_bert.py OUT_DIR OPSET [--layers N --hidden H --heads A --ffn F --seq S --batch B]
+                     [--lengths L1,L2,...]   (each row's real length, the rest padding; default: the
+                                              last row padded from 3/4 of S)
 writes OUT_DIR/model.onnx, input_ids.npy, attention_mask.npy, expected.npy
 """
 import argparse
@@ -78,12 +80,20 @@ def main():
     ap.add_argument("--ffn", type=int, default=128)
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--lengths", default="")
     a = ap.parse_args()
     torch.manual_seed(0)
-    model = Bert(a.layers, a.hidden, a.heads, a.ffn).eval()
+    model = Bert(a.layers, a.hidden, a.heads, a.ffn, max_pos=max(64, a.seq)).eval()
     ids = torch.randint(0, 100, (a.batch, a.seq), dtype=torch.long)
     mask = torch.ones(a.batch, a.seq, dtype=torch.long)
-    mask[-1, a.seq * 3 // 4:] = 0  # padding in the last sequence exercises the mask path
+    if a.lengths:
+        lengths = [int(x) for x in a.lengths.split(",")]
+        if len(lengths) != a.batch or not all(1 <= n <= a.seq for n in lengths):
+            ap.error("--lengths: %d lengths in 1..%d expected" % (a.batch, a.seq))
+        for r, n in enumerate(lengths):
+            mask[r, n:] = 0
+    else:
+        mask[-1, a.seq * 3 // 4:] = 0  # padding in the last sequence exercises the mask path
     os.makedirs(a.out_dir, exist_ok=True)
     path = os.path.join(a.out_dir, "model.onnx")
     with torch.no_grad():
