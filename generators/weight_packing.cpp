@@ -20,26 +20,29 @@ bool is_graph_output(const Graph& g, const std::string& value) {
   return std::find(g.outputs().begin(), g.outputs().end(), value) != g.outputs().end();
 }
 
-// B [K, N] as panels [N / w, K, w].
+// B [K, N] as panels [ceil(N / w), K, w]; columns past N (the last panel's tail) are zeros.
 Tensor pack_panels(const Tensor& b, int64_t w) {
-  const int64_t K = b.shape()[0], N = b.shape()[1];
-  Tensor p = Tensor::uninitialized(DType::Float32, {N / w, K, w});
+  const int64_t K = b.shape()[0], N = b.shape()[1], P = (N + w - 1) / w;
+  Tensor p(DType::Float32, {P, K, w});
   const float* src = b.data<float>();
   float* dst = p.data<float>();
-  for (int64_t q = 0; q < N / w; ++q)
-    for (int64_t k = 0; k < K; ++k) std::memcpy(dst + (q * K + k) * w, src + k * N + q * w, w * sizeof(float));
+  for (int64_t q = 0; q < P; ++q) {
+    const int64_t cols = std::min(w, N - q * w);
+    for (int64_t k = 0; k < K; ++k) std::memcpy(dst + (q * K + k) * w, src + k * N + q * w, cols * sizeof(float));
+  }
   return p;
 }
 
-// B [K, N] as bfloat16 panels [N / w, K / 2, w, 2]: element (q, kp, j, e) is B[2 kp + e, q w + j].
+// B [K, N] as bfloat16 panels [ceil(N / w), K / 2, w, 2]: element (q, kp, j, e) is
+// B[2 kp + e, q w + j] (zero past N).
 Tensor pack_pair_panels(const Tensor& b, int64_t w) {
-  const int64_t K = b.shape()[0], N = b.shape()[1];
-  Tensor p = Tensor::uninitialized(DType::BFloat16, {N / w, K / 2, w, 2});
+  const int64_t K = b.shape()[0], N = b.shape()[1], P = (N + w - 1) / w;
+  Tensor p(DType::BFloat16, {P, K / 2, w, 2});
   const float* src = b.data<float>();
   uint16_t* dst = p.data<uint16_t>();
-  for (int64_t q = 0; q < N / w; ++q)
+  for (int64_t q = 0; q < P; ++q)
     for (int64_t kp = 0; kp < K / 2; ++kp)
-      for (int64_t j = 0; j < w; ++j)
+      for (int64_t j = 0; j < std::min(w, N - q * w); ++j)
         for (int64_t e = 0; e < 2; ++e)
           dst[((q * (K / 2) + kp) * w + j) * 2 + e] = float_to_bf16_bits(src[(2 * kp + e) * N + q * w + j]);
   return p;
@@ -55,7 +58,10 @@ int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) 
   if (readers(g, n.inputs[1]) != 1 || is_graph_output(g, n.inputs[1])) return 0;
   const int64_t M = a.type.shape()[a.type.dims.size() - 2], N = b.constant->shape()[1];
   const MatMulTile t = choose_matmul_tile(M, N, p);
-  if (t.width % p.lanes != 0 || t.width >= N || N % t.width != 0) return 0;
+  // N need not be a multiple of the width (GPT-2's vocabulary of 50257): the last panel is
+  // padded with zeros and its tile guarded (matmul_schedule.cpp). Unpacked, such a B was read
+  // as 48-float rows 200 KB apart: the 154 MB LM head streamed at 12 GB/s instead of 31.
+  if (t.width % p.lanes != 0 || t.width >= N) return 0;
   return t.width;
 }
 
@@ -68,10 +74,12 @@ int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precisi
     if (w == 0) continue;
     Value& b = g.value(n.inputs[1]);
     const bool pairs = precision == Precision::Bf16 && b.constant->shape()[0] % 2 == 0;
+    const int64_t N = b.constant->shape()[1];
     Tensor t = pairs ? pack_pair_panels(*b.constant, w) : pack_panels(*b.constant, w);
     b.type = TensorType(t.dtype(), t.shape());
     b.constant = std::move(t);  // the original [K, N] goes
     n.attrs.set("_b_panel", w);
+    if (N % w != 0) n.attrs.set("_b_cols", N);  // the columns the padded panels hold
     ++packed;
   }
   return packed;

@@ -60,6 +60,10 @@ void accumulate_per_tile(const Placement& at, const Stage& acc, const MatMulTile
   std::vector<Var> ca = c.args();
   RVar k = acc.reduction[0];
   at.apply(c);
+  // Storage of one tile's width: the last tile of a padded packed B is guarded (tile_output),
+  // and Halide then computed the accumulator's vectors past the storage it allocated for the
+  // guarded columns (a heap overrun).
+  c.bound_extent(ca[0], t.width);
   c.vectorize(ca[0], t.lanes).unroll(ca[0]);
   Halide::Stage u = c.update();
   std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
@@ -93,6 +97,7 @@ void accumulate_per_panel(Func f, const Var& panel, const Stage& acc, const MatM
   std::vector<Var> ca = c.args();
   RVar k = acc.reduction[0];
   c.compute_at(f, panel);
+  c.bound_extent(ca[0], t.width);  // as accumulate_per_tile: a guarded last panel
   c.vectorize(ca[0], t.lanes).unroll(ca[0]);
   Halide::Stage u = c.update();
   // Rows in tiles of t.rows; GuardWithIf because an update cannot shift inwards (it would add
@@ -168,7 +173,12 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   // the group pins output mins to 0), so a tile's column n = no * width + ni and the packed
   // index (n / width, k, n % width) simplifies to (no, k, ni): dense loads. ShiftInwards would
   // start a tile at min(no * width, N - width), which Halide cannot divide: gathers (4x slower).
-  f.split(a[0], no, ni, t.width, exact ? TailStrategy::RoundUp : TailStrategy::ShiftInwards);
+  // A packed B whose last panel is padded (N not a multiple of the width): the last tile is
+  // guarded; the others stay exact.
+  const TailStrategy columns = !exact ? TailStrategy::ShiftInwards
+                               : N % t.width != 0 ? TailStrategy::GuardWithIf
+                                                  : TailStrategy::RoundUp;
+  f.split(a[0], no, ni, t.width, columns);
   f.split(a[1], o.mo, mi, t.rows, TailStrategy::ShiftInwards);
   std::vector<VarOrRVar> order{ni, mi, o.mo};
   Var panels = no;  // the column loop outside the rows: all column tiles, or one per run

@@ -48,12 +48,36 @@ TEST(WeightPacking, LeavesSharedNarrowOutputAndActivationOperandsAlone) {
   auto shared = b.weight("shared", iota({8, 96}));
   b.output(b.matmul(x, shared), "y1");
   b.output(b.matmul(x, shared), "y2");                    // two readers
-  b.output(b.matmul(x, b.weight("odd", iota({8, 100}))), "y3");  // N not a multiple of 48
   b.output(b.matmul(x, b.weight("one", iota({8, 48}))), "y4");   // one panel: nothing to gain
   auto act = b.input("a", DType::Float32, {8, 96});
   b.output(b.matmul(x, act), "y5");                       // not a constant
   Graph g = gaf::testing::prepared(b.finish());
   EXPECT_EQ(pack_matmul_weights(g, avx512()), 0);
+}
+
+// N not a multiple of the panel width (GPT-2's vocabulary 50257): the last panel is padded with
+// zeros, `_b_cols` keeps N, and the kernel (its last tile guarded) equals the unpacked one, for
+// one row (a decode step's GEMV) and for 13.
+TEST(WeightPacking, PadsTheLastPanelWhenNIsNotAMultiple) {
+  for (int64_t rows : {1, 13}) {
+    GraphBuilder b("padded");
+    auto x = b.input("x", DType::Float32, {1, rows, 40});
+    b.output(b.matmul(x, b.weight("w", iota({40, 101}))), "y");
+    Graph g = gaf::testing::prepared(b.finish());
+    TensorMap in{{"x", iota({1, rows, 40})}};
+    Graph packed = g;
+    FusionPlan plan = plan_fusion_rewriting(packed, {}, RuleRegistry::builtin());
+    ASSERT_EQ(pack_matmul_weights(packed, avx512()), 1);
+    const Tensor& p = *packed.value("w").constant;
+    ASSERT_EQ(p.shape(), Shape({3, 40, 48}));
+    EXPECT_EQ(p.data<float>()[(2 * 40 + 5) * 48 + 5], 0.0f) << "column 101 is past N: zero";
+    for (const Node& n : packed.nodes())
+      if (n.op_type == "MatMul") EXPECT_EQ(n.attrs.get_int("_b_cols", 0), 101);
+    FusedExecutor plain(g, plan), fast(packed, plan);
+    const Tensor want = plain.run(in).at("y");
+    ASSERT_EQ(want.shape(), Shape({1, rows, 101}));
+    EXPECT_EQ(gaf::testing::compare_tensors(fast.run(in).at("y"), want, {1e-5, 1e-4}), "") << rows << " rows";
+  }
 }
 
 TEST(WeightPacking, PackedGraphComputesTheSame) {

@@ -82,6 +82,17 @@ struct MatMulShapes {
 // [K, N], is stored as [N / w, K, w] — panel q holds columns q*w .. q*w+w-1, each row of a panel
 // contiguous — so the host schedule's tiles read B as one dense stream per panel.
 int64_t b_panel(const InferContext& c) { return c.attrs().get_int("_b_panel", 0); }
+// The columns of a packed B whose last panel is padded (`_b_cols` < panels x w); else 0.
+int64_t b_cols(const InferContext& c) { return c.attrs().get_int("_b_cols", 0); }
+
+// The logical N of packed B with `panels` panels of w columns.
+int64_t packed_n(const InferContext& c, int64_t panels, int64_t w) {
+  const int64_t n = b_cols(c);
+  if (n == 0) return panels * w;
+  c.check(n > (panels - 1) * w && n <= panels * w, "_b_cols " + std::to_string(n) + " does not fit " +
+                                                       std::to_string(panels) + " panels of " + std::to_string(w));
+  return n;
+}
 
 // Packed as bfloat16 pairs [N / w, K / 2, w, 2] (rank 4) rather than float32 panels.
 bool b_pairs(const InferContext& c) { return b_panel(c) > 0 && c.rank(1) == 4; }
@@ -95,12 +106,12 @@ MatMulShapes matmul_shapes(const InferContext& c) {
     c.check(c.dtype(0) == DType::Float32 && c.dtype(1) == DType::BFloat16 && s.b[2] == w && s.b[3] == 2,
             "bf16-packed B must be bfloat16 [N / " + std::to_string(w) + ", K / 2, " + std::to_string(w) +
                 ", 2] with a float32 A, got " + dtype_name(c.dtype(1)) + " " + shape_str(s.b));
-    s.b = {s.b[1] * 2, s.b[0] * w};
+    s.b = {s.b[1] * 2, packed_n(c, s.b[0], w)};
   } else if (int64_t w = b_panel(c)) {
     check_numeric(c, 1);
     c.check(s.b.size() == 3 && s.b[2] == w, "packed B must be [N / " + std::to_string(w) + ", K, " +
                                                 std::to_string(w) + "], got " + shape_str(s.b));
-    s.b = {s.b[1], s.b[0] * w};
+    s.b = {s.b[1], packed_n(c, s.b[0], w)};
   } else {
     check_numeric(c, 1);
   }
