@@ -2,7 +2,9 @@
 // optimisation level "all") on one input .npy; the model's first input gets it. Prints one JSON
 // line: the times of ROUNDS runs after one warm-up (ms), and the first output's sum (a check).
 //
-// usage: node ort_run.js MODEL.onnx INPUT.npy ROUNDS   (NODE_PATH: where onnxruntime-node is)
+// usage: node ort_run.js MODEL.onnx INPUT.npy ROUNDS [NAME=FILE.npy ...]   (NODE_PATH: where
+// onnxruntime-node is). INPUT.npy feeds the first input; it may be NAME=FILE.npy too, and each
+// further NAME=FILE.npy feeds the input NAME (a whole model's input_ids, attention_mask, ...).
 const ort = require('onnxruntime-node');
 const { readNpy } = require('./npy.js');
 
@@ -10,7 +12,11 @@ async function main() {
   const [model, input, rounds] = [process.argv[2], process.argv[3], Number(process.argv[4] || 10)];
   const opts = { intraOpNumThreads: 2, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential' };
   const session = await ort.InferenceSession.create(model, opts);
-  const feeds = { [session.inputNames[0]]: readNpy(ort, input) };
+  const feeds = {};
+  for (const arg of [input, ...process.argv.slice(5)]) {
+    const eq = arg.indexOf('=');
+    feeds[eq < 0 ? session.inputNames[0] : arg.slice(0, eq)] = readNpy(ort, eq < 0 ? arg : arg.slice(eq + 1));
+  }
   const result = { ms: [], sum: 0 };
   let out = await session.run(feeds);  // warm-up
   for (let r = 0; r < rounds; ++r) {

@@ -150,7 +150,7 @@ void add_matmul(OpRegistry& r) {
     // The outermost batch dim whose extent is not the constant 1 takes the rest without a modulo
     // (the dims before it are 1 and read at 0): BERT's [1, heads] batch then gives head = row / M,
     // which Halide's bounds can follow into a block of rows (a modulo would make every block span
-    // all heads).
+    // all heads); the dims inside it are taken without % either (below).
     int first_wide = 0;
     while (first_wide < nb - 1 && is_const_one(batch[first_wide])) ++first_wide;
     // With a symbolic M, Halide's bounds of row / M over a tile of rows that ShiftInwards moved
@@ -161,7 +161,13 @@ void add_matmul(OpRegistry& r) {
       std::vector<Expr> full(nb);
       Expr rest = row / M;
       for (int d = nb - 1; d >= 0; --d) {
-        full[d] = d > first_wide ? rest % batch[d] : symbolic_m ? clamp(rest, 0, fold(batch[d] - 1)) : rest;
+        // Inner batch dims as rest - (rest / n) * n, clamped (no-ops on values), not rest % n: a
+        // row block's bounds then stay within its own (batch, head) — through % every block of
+        // a batched attention spanned all heads (BERT at batch 4: 12.6 ms per layer's attention
+        // against 0.28 ms at batch 1).
+        full[d] = d > first_wide  ? clamp(rest - (rest / batch[d]) * batch[d], 0, fold(batch[d] - 1))
+                  : symbolic_m    ? clamp(rest, 0, fold(batch[d] - 1))
+                                  : rest;
         rest = rest / batch[d];
       }
       int own = static_cast<int>(shape.size()) - 2;
