@@ -270,6 +270,18 @@ TEST_F(GenerateAotApp, GeneratesWithoutHalide) {
   EXPECT_NE(r.out.find("compare: all 128 tokens equal"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("decode: median"), std::string::npos) << r.out;
 
+  // Sampled with a seed: the same tokens as gaf generate (JIT) with the same settings.
+  const std::string sampled = " --temperature 2 --top-k 50 --top-p 0.95 --seed 9";
+  CommandResult aot = step("sampled", app + " " + dir_ + "/input_ids.npy 32" + sampled);
+  CommandResult jit = step("gaf generate", gaf_binary() + " generate " + dir_ + " --input-ids " + dir_ +
+                                               "/input_ids.npy --new-tokens 32 -v" + sampled);
+  auto generated = [](const std::string& out) {
+    const size_t at = out.find("generated: ");
+    return at == std::string::npos ? std::string("(none)") : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(generated(aot.out), generated(jit.out)) << aot.out << jit.out;
+  EXPECT_NE(aot.out.find("temperature 2, top-k 50, top-p 0.95, seed 9"), std::string::npos) << aot.out;
+
   Tensor outside = read_npy(dir_ + "/input_ids.npy");
   outside.data<int64_t>()[3] = 512;
   write_npy(dir + "/outside.npy", outside);

@@ -1,5 +1,6 @@
-// aot_generate PROMPT.npy NEW_TOKENS [--compare EXPECTED.npy] [--repeat R]: greedy decoding
-// (runtime/decode_loop.h) with the prefill and step libraries this project compiled from a
+// aot_generate PROMPT.npy NEW_TOKENS [--compare EXPECTED.npy] [--repeat R] [--temperature T]
+// [--top-k K] [--top-p P] [--seed S]: decoding, greedy or sampled as `gaf generate` samples
+// (runtime/decode_loop.h, runtime/token_sampler.h) with the prefill and step libraries this project compiled from a
 // decoder (CMakeLists.txt), run by the plan runtime. Prints time to first token, per-token
 // latency and the ids; --compare exits 3 at the first token that differs from EXPECTED.npy.
 //
@@ -19,7 +20,16 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: aot_generate PROMPT.npy NEW_TOKENS [--compare EXPECTED.npy] [--repeat R]\n";
+constexpr const char* kUsage =
+    "usage: aot_generate PROMPT.npy NEW_TOKENS [--compare EXPECTED.npy] [--repeat R] [--temperature T] [--top-k K] "
+    "[--top-p P] [--seed S]\n";
+
+double number(const std::string& text, const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') throw gaf::GafError(std::string(what) + " '" + text + "': expected a number");
+  return v;
+}
 
 int64_t positive(const std::string& text, const char* what) {
   char* end = nullptr;
@@ -35,7 +45,7 @@ gaf::DecoderRun run_of(gaf::PlanRunner& runner) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 && argc != 5 && argc != 7) {
+  if (argc < 3 || (argc - 3) % 2 != 0) {
     std::fputs(kUsage, stderr);
     return 1;
   }
@@ -44,30 +54,37 @@ int main(int argc, char** argv) {
     const int64_t new_tokens = positive(argv[2], "NEW_TOKENS");
     std::string compare;
     int64_t repeat = 1;
+    gaf::Sampling sampling;
     for (int i = 3; i + 1 < argc; i += 2) {
       const std::string flag = argv[i];
       if (flag == "--compare") compare = argv[i + 1];
       else if (flag == "--repeat") repeat = positive(argv[i + 1], "--repeat");
+      else if (flag == "--temperature") sampling.temperature = number(argv[i + 1], "--temperature");
+      else if (flag == "--top-k") sampling.top_k = static_cast<int64_t>(number(argv[i + 1], "--top-k"));
+      else if (flag == "--top-p") sampling.top_p = number(argv[i + 1], "--top-p");
+      else if (flag == "--seed") sampling.seed = static_cast<uint64_t>(number(argv[i + 1], "--seed"));
       else throw gaf::GafError("unknown option '" + flag + "'\n" + kUsage);
     }
+    sampling.check();
     const gaf::Tensor prompt = gaf::read_npy(prompt_file);
     gaf::PlanRunner prefill(PREFILL_PLAN_FILE, prefill_library), step(STEP_PLAN_FILE, step_library);
     if (prompt.dtype() != gaf::DType::Int64)
       throw gaf::GafError(prompt_file + ": is " + gaf::dtype_name(prompt.dtype()) + ", expected int64 token ids");
     for (const auto& out : prefill.outputs())
       if (out.name == gaf::kDecoderLogits) gaf::check_token_ids(prompt, out.shape.back(), prompt_file);
-    gaf::DecoderLoop decoder{run_of(prefill), run_of(step), {}, {}, {}};
+    gaf::DecoderLoop decoder{run_of(prefill), run_of(step), {}, {}, {}, {}};
     for (const auto& in : step.inputs())
       if (in.name != gaf::kDecoderIds) decoder.pasts.push_back(in.name);
 
     gaf::GenerationTimes times;
     gaf::Generation g;
     for (int64_t r = 0; r < repeat; ++r) {
-      g = gaf::decode_tokens(decoder, prompt, new_tokens);
+      g = gaf::decode_tokens(decoder, prompt, new_tokens, sampling);
       times.add(g);
     }
-    std::printf("aot_generate: prompt %s, %lld new tokens, %lld round(s); prefill %zu groups, step %zu groups\n",
-                gaf::shape_str(prompt.shape()).c_str(), static_cast<long long>(new_tokens), static_cast<long long>(repeat),
+    std::printf("aot_generate: prompt %s, %lld new tokens (%s), %lld round(s); prefill %zu groups, step %zu groups\n",
+                gaf::shape_str(prompt.shape()).c_str(), static_cast<long long>(new_tokens), sampling.str().c_str(),
+                static_cast<long long>(repeat),
                 prefill.group_count(), step.group_count());
     std::fputs(times.text().c_str(), stdout);
     std::string ids;
