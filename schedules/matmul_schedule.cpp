@@ -55,15 +55,17 @@ int k_unroll(const Stage& acc, const HostScheduleParams& p) {
 
 // The accumulator as one register block per output tile, computed `at` the tile: init, then the
 // whole k loop outside the unrolled rows x vectors.
-void accumulate_per_tile(const Placement& at, const Stage& acc, const MatMulTile& t, const HostScheduleParams& p) {
+// `guarded`: the tile's columns are guarded (tile_output's last tile over a padded packed B):
+// the accumulator's storage is then bounded to one tile's width — without it Halide computed
+// the accumulator's vectors past the storage it allocated for the guarded columns (a heap
+// overrun). Not otherwise: an accumulator may span more than t.width (attention's runs).
+void accumulate_per_tile(const Placement& at, const Stage& acc, const MatMulTile& t, const HostScheduleParams& p,
+                         bool guarded = false) {
   Func c = acc.func;
   std::vector<Var> ca = c.args();
   RVar k = acc.reduction[0];
   at.apply(c);
-  // Storage of one tile's width: the last tile of a padded packed B is guarded (tile_output),
-  // and Halide then computed the accumulator's vectors past the storage it allocated for the
-  // guarded columns (a heap overrun).
-  c.bound_extent(ca[0], t.width);
+  if (guarded) c.bound_extent(ca[0], t.width);
   c.vectorize(ca[0], t.lanes).unroll(ca[0]);
   Halide::Stage u = c.update();
   std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
@@ -92,12 +94,12 @@ void accumulate_per_tile(const Placement& at, const Stage& acc, const MatMulTile
 // `kb` steps, outermost; inside a block every row tile runs its register block over the block's
 // k steps, reading the same kb x width slice of B (hot in L1/L2). Partial sums go back to the
 // panel's accumulator (rows x width floats, 24 KB at M = 128) between blocks.
-void accumulate_per_panel(Func f, const Var& panel, const Stage& acc, const MatMulTile& t, int kb) {
+void accumulate_per_panel(Func f, const Var& panel, const Stage& acc, const MatMulTile& t, int kb, bool guarded) {
   Func c = acc.func;
   std::vector<Var> ca = c.args();
   RVar k = acc.reduction[0];
   c.compute_at(f, panel);
-  c.bound_extent(ca[0], t.width);  // as accumulate_per_tile: a guarded last panel
+  if (guarded) c.bound_extent(ca[0], t.width);  // as accumulate_per_tile
   c.vectorize(ca[0], t.lanes).unroll(ca[0]);
   Halide::Stage u = c.update();
   // Rows in tiles of t.rows; GuardWithIf because an update cannot shift inwards (it would add
@@ -144,6 +146,7 @@ struct OutputTiles {
   Var par, mo, rb;
   MatMulTile t;
   bool blocked = false;  // A row blocks outside the panels (MatMulParams::a_block_bytes)
+  bool guarded = false;  // the last column tile is guarded (a padded packed B)
 };
 
 std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
@@ -179,6 +182,7 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
                                : N % t.width != 0 ? TailStrategy::GuardWithIf
                                                   : TailStrategy::RoundUp;
   f.split(a[0], no, ni, t.width, columns);
+  o.guarded = columns == TailStrategy::GuardWithIf;
   f.split(a[1], o.mo, mi, t.rows, TailStrategy::ShiftInwards);
   std::vector<VarOrRVar> order{ni, mi, o.mo};
   Var panels = no;  // the column loop outside the rows: all column tiles, or one per run
@@ -253,9 +257,9 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   int kb = p.matmul.k_block;
   // (Not for bf16 pairs: their k steps are K / 2 and the 2-lane reduction stays per tile.)
   if (kb > 0 && !o->blocked && !dot_pairs(acc) && kc && *kc >= 4 * kb)
-    accumulate_per_panel(o->f, o->par, acc, o->t, kb);
+    accumulate_per_panel(o->f, o->par, acc, o->t, kb, o->guarded);
   else
-    accumulate_per_tile(Placement::at(o->f, o->mo), acc, o->t, p);
+    accumulate_per_tile(Placement::at(o->f, o->mo), acc, o->t, p, o->guarded);
   return true;
 }
 
