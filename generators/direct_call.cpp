@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "fusion/ops/op_builder.h"
+#include "generators/halide_buffers.h"
 
 namespace gaf {
 
@@ -44,20 +44,12 @@ DirectCall::DirectCall(Halide::Pipeline& p, const std::vector<Halide::Argument>&
 
 void DirectCall::fill(size_t slot, const Tensor& t) {
   std::vector<halide_dimension_t>& d = dims_[slot];
-  const int rank = t.rank();
-  d.resize(static_cast<size_t>(rank));
-  const std::vector<int64_t> strides = t.strides();
-  for (int k = 0; k < rank; ++k) {
-    const int axis = rank - 1 - k;  // Halide's dim 0 is the innermost axis
-    const int64_t min = axis == t.window_axis() ? t.window_begin() : 0;
-    d[k] = halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[axis]),
-                              static_cast<int32_t>(strides[axis]));
-  }
+  halide_dims_of(t, d);
   halide_buffer_t& b = bufs_[slot];
   b = halide_buffer_t();
   b.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
   b.type = halide_type(t.dtype());
-  b.dimensions = rank;
+  b.dimensions = t.rank();
   b.dim = d.data();
   argv_.push_back(&b);
 }
@@ -73,8 +65,7 @@ void DirectCall::call(const std::vector<const Tensor*>& inputs, const std::vecto
     if (!t) throw GafError("internal: " + what + " is missing input " + std::to_string(slot));
     fill(slot++, *t);
   }
-  scalars_ = scalars;
-  for (const int32_t& s : scalars_) argv_.push_back(&s);
+  for (const int32_t& s : scalars) argv_.push_back(&s);  // alive until the call returns
   for (Tensor* t : outputs) fill(slot++, *t);
   const int rc = fn_(argv_.data());
   if (rc != 0) {

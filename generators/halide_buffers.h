@@ -10,14 +10,20 @@
 
 namespace gaf {
 
-inline Halide::Buffer<> halide_buffer_of(const Tensor& t) {
-  std::vector<halide_dimension_t> dims;
+// `t`'s axes as Halide's dims (innermost first) into `dims`, reusing its storage.
+inline void halide_dims_of(const Tensor& t, std::vector<halide_dimension_t>& dims) {
+  dims.clear();
   const std::vector<int64_t> strides = t.strides();
   for (int d = t.rank() - 1; d >= 0; --d) {
     const int64_t min = d == t.window_axis() ? t.window_begin() : 0;
     dims.push_back(halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[d]),
                                       static_cast<int32_t>(strides[d])));
   }
+}
+
+inline Halide::Buffer<> halide_buffer_of(const Tensor& t) {
+  std::vector<halide_dimension_t> dims;
+  halide_dims_of(t, dims);
   return Halide::Buffer<>(halide_type(t.dtype()), const_cast<void*>(t.raw()), t.rank(), dims.data());
 }
 

@@ -40,11 +40,13 @@ Tensor pack_pair_panels(const Tensor& b, int64_t w) {
   Tensor p(DType::BFloat16, {P, K / 2, w, 2});
   const float* src = b.data<float>();
   uint16_t* dst = p.data<uint16_t>();
-  for (int64_t q = 0; q < P; ++q)
+  for (int64_t q = 0; q < P; ++q) {
+    const int64_t cols = std::min(w, N - q * w);
     for (int64_t kp = 0; kp < K / 2; ++kp)
-      for (int64_t j = 0; j < std::min(w, N - q * w); ++j)
+      for (int64_t j = 0; j < cols; ++j)
         for (int64_t e = 0; e < 2; ++e)
           dst[((q * (K / 2) + kp) * w + j) * 2 + e] = float_to_bf16_bits(src[(2 * kp + e) * N + q * w + j]);
+  }
   return p;
 }
 

@@ -52,10 +52,12 @@ Generation decode_tokens(DecoderLoop& d, const Tensor& prompt, int64_t new_token
   g.first_token_ms = ms_since(t0);
   keep(next, 0);
   const NamedTensors* out = &d.prefill_out;
+  std::vector<std::string> presents;  // present_of(pasts[i]), named once rather than per step
+  for (const std::string& past : d.pasts) presents.push_back(present_of(past));
   for (int64_t t = 1; t < new_tokens; ++t) {
     t0 = std::chrono::steady_clock::now();
     in[kDecoderIds] = next;
-    for (const std::string& past : d.pasts) in[past] = output(*out, present_of(past));
+    for (size_t i = 0; i < d.pasts.size(); ++i) in[d.pasts[i]] = output(*out, presents[i]);
     d.step(in, d.step_out);
     out = &d.step_out;
     next = sampler.next(output(d.step_out, kDecoderLogits));

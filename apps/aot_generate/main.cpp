@@ -31,10 +31,12 @@ double number(const std::string& text, const char* what) {
   return v;
 }
 
-int64_t positive(const std::string& text, const char* what) {
+// A whole number >= `least` (NEW_TOKENS, --repeat, --top-k, --seed).
+int64_t whole(const std::string& text, const char* what, int64_t least) {
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < 1) throw gaf::GafError(std::string(what) + " '" + text + "': expected a whole number >= 1");
+  if (text.empty() || *end != '\0' || v < least)
+    throw gaf::GafError(std::string(what) + " '" + text + "': expected a whole number >= " + std::to_string(least));
   return v;
 }
 
@@ -51,18 +53,18 @@ int main(int argc, char** argv) {
   }
   try {
     const std::string prompt_file = argv[1];
-    const int64_t new_tokens = positive(argv[2], "NEW_TOKENS");
+    const int64_t new_tokens = whole(argv[2], "NEW_TOKENS", 1);
     std::string compare;
     int64_t repeat = 1;
     gaf::Sampling sampling;
     for (int i = 3; i + 1 < argc; i += 2) {
       const std::string flag = argv[i];
       if (flag == "--compare") compare = argv[i + 1];
-      else if (flag == "--repeat") repeat = positive(argv[i + 1], "--repeat");
+      else if (flag == "--repeat") repeat = whole(argv[i + 1], "--repeat", 1);
       else if (flag == "--temperature") sampling.temperature = number(argv[i + 1], "--temperature");
-      else if (flag == "--top-k") sampling.top_k = static_cast<int64_t>(number(argv[i + 1], "--top-k"));
+      else if (flag == "--top-k") sampling.top_k = whole(argv[i + 1], "--top-k", 0);
       else if (flag == "--top-p") sampling.top_p = number(argv[i + 1], "--top-p");
-      else if (flag == "--seed") sampling.seed = static_cast<uint64_t>(number(argv[i + 1], "--seed"));
+      else if (flag == "--seed") sampling.seed = static_cast<uint64_t>(whole(argv[i + 1], "--seed", 0));
       else throw gaf::GafError("unknown option '" + flag + "'\n" + kUsage);
     }
     sampling.check();
