@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "generators/comm_kernel.h"
 #include "generators/weight_packing.h"
 #include "runtime/fnv_hash.h"
 #include "schedules/host_target.h"
@@ -117,6 +118,16 @@ AotResult Engine::compile_aot(AotOptions aot) {
   aot.schedules = opts_.schedules;
   aot.npu = opts_.npu ? &*opts_.npu : nullptr;
   return compile_plan_aot(graph_, plan(), aot);
+}
+
+Executable Engine::executable(const std::string& name) {
+  if (opts_.npu) throw GafError("the plan runner runs host plans in process; the NPU tile model runs with compile()");
+  if (!opts_.kv_caches.empty()) throw GafError("the plan runner has no KV-cache windows yet; decoding runs with compile()");
+  kernel_graph();
+  for (const FusionGroup& grp : plan_->groups)
+    if (needs_communicator(graph_, grp))
+      throw GafError("group g" + std::to_string(grp.id) + " holds a collective across ranks; the plan runner runs one process");
+  return build_executable(graph_, *plan_, name, opts_.schedules);
 }
 
 const Graph& Engine::loaded_graph() const {

@@ -76,6 +76,11 @@ class Engine {
   // target; `aot.schedules` and `aot.npu` are filled in from the options. The AOT compiler packs
   // the weights for its own target, so call it before compile() or with pack_weights off.
   AotResult compile_aot(AotOptions aot);
+  // The plan as the plan runner runs it (generators/aot_compiler.h: build_executable), its
+  // kernels JIT-compiled from kernel_graph() as compile() compiles them: run it with
+  // PlanRunner(e.plan, e.kernels, e.weights) while this engine lives. Host plans without
+  // collectives or KV caches (refused in one line); the step towards one runner for both paths.
+  Executable executable(const std::string& name = "model");
 
   const std::string& description() const { return loaded_.description; }
   const PassStats& passes() const { return loaded_.passes; }

@@ -19,8 +19,11 @@
 #include <sstream>
 
 #include "fusion/ops/symbolic_dims.h"
+#include "fusion/ops/registry.h"
 #include "fusion/report/report.h"
+#include "generators/group_kernel.h"
 #include "generators/group_pipeline.h"
+#include "generators/kernel_numbering.h"
 #include "generators/memory_plan.h"
 #include "generators/shape_classes.h"
 #include "generators/weight_packing.h"
@@ -123,88 +126,90 @@ struct CompiledKernels {
   int tuned = 0;
 };
 
+// Kernel i of the numbering is the function NAME_k<i>: per group, its function per class.
+std::vector<std::vector<std::string>> function_names(const KernelNumbering& n, const FusionPlan& plan,
+                                                     const std::string& name) {
+  std::vector<std::vector<std::string>> fns(plan.groups.size());
+  for (size_t c = 0; c < n.classes.size(); ++c)
+    for (size_t s = 0; s < plan.groups.size(); ++s) fns[s].push_back(name + "_k" + std::to_string(n.kernel_of(c, s)));
+  return fns;
+}
+
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const AotOptions& opts,
                                 const std::vector<Halide::Target>& targets, const StagingDir& stage) {
   const Halide::Target& target = targets.front();
   const HostScheduleParams defaults = host_params_for(target);
   const std::string machine = opts.schedules ? host_machine_key() : "";
   CompiledKernels out;
-  out.classes = shape_classes(g.dynamic);
-  out.fn_of_group.assign(plan.groups.size(), {});
-  std::map<std::string, std::string> fn_of_signature;
+  const KernelNumbering numbering = number_kernels(g, plan);
+  out.classes = numbering.classes;
+  out.fn_of_group = function_names(numbering, plan, opts.name);
   std::ostringstream protos;
-  for (const ShapeClass& cls : out.classes) {
-    const std::optional<Graph> typed = class_graph(g, cls);
+  std::optional<Graph> typed;
+  for (size_t i = 0; i < numbering.kernels.size(); ++i) {
+    const size_t c = numbering.kernels[i].shape_class;
+    const ShapeClass& cls = out.classes[c];
+    if (i == 0 || c != numbering.kernels[i - 1].shape_class) typed = class_graph(g, cls);
     const Graph& gc = typed ? *typed : g;
-    for (size_t s = 0; s < plan.groups.size(); ++s) {
-      const FusionGroup& grp = plan.groups[s];
-      const std::string key = cls.kernel_key(grp.signature);
-      auto it = fn_of_signature.find(key);
-      if (it != fn_of_signature.end()) {
-        out.fn_of_group[s].push_back(it->second);
-        continue;
+    const FusionGroup& grp = plan.groups[numbering.kernels[i].group];
+    const TunedSchedule* tuned =
+        opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
+    const std::string fn = opts.name + "_k" + std::to_string(i);
+    try {
+      const KernelOptions kopts{tuned ? with_tuned(defaults, *tuned) : defaults,
+                                opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu};
+      std::string fallback;
+      std::unique_ptr<GroupPipeline> single;
+      if (targets.size() == 1) {
+        const std::string obj = stage.path(fn + ".o").string();
+        single = lower_group_pipeline(gc, grp, kopts, target, [&](GroupPipeline& q) {
+          q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), fn, target);
+        }, fallback);
+        if (!fallback.empty()) out.fallbacks.push_back("g" + std::to_string(grp.id) + " (" + cls.str() + "): " + fallback);
+      } else {
+        single = std::make_unique<GroupPipeline>(gc, grp, kopts, target);
       }
-      const TunedSchedule* tuned =
-          opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
-      std::string fn = opts.name + "_k" + std::to_string(out.kernels.size());
-      try {
-        const KernelOptions kopts{tuned ? with_tuned(defaults, *tuned) : defaults,
-                                  opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu};
-        std::string fallback;
-        std::unique_ptr<GroupPipeline> single;
-        if (targets.size() == 1) {
-          const std::string obj = stage.path(fn + ".o").string();
-          single = lower_group_pipeline(gc, grp, kopts, target, [&](GroupPipeline& q) {
-            q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), fn, target);
-          }, fallback);
-          if (!fallback.empty()) out.fallbacks.push_back("g" + std::to_string(grp.id) + " (" + cls.str() + "): " + fallback);
-        } else {
-          single = std::make_unique<GroupPipeline>(gc, grp, kopts, target);
-        }
-        GroupPipeline& p = *single;
-        if (p.has_pipeline() && targets.size() > 1) {
-          std::vector<std::unique_ptr<GroupPipeline>> keep;
-          std::vector<std::string> suffixes;
-          for (size_t i = 0; i < targets.size(); ++i) suffixes.push_back("t" + std::to_string(i));
-          auto factory = [&](const std::string& fn_name, const Halide::Target& t) {
-            bool primary = t == targets.front();  // tuned parameters were measured on this machine
-            HostScheduleParams params = host_params_for(t);
-            if (primary && tuned) params = with_tuned(params, *tuned);
-            keep.push_back(std::make_unique<GroupPipeline>(gc, grp, KernelOptions{params}, t));
-            return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
-          };
-          Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
-                                      targets, suffixes, factory);
-        }
-        AotKernel k;
-        k.function = p.has_pipeline() ? fn : "";
-        k.signature = grp.signature;
-        k.tuned = tuned != nullptr;
-        k.first_group = grp.id;
-        if (p.npu()) {  // what the plan runtime's simulator counts, and the tiles chosen
-          k.has_npu = true;
-          k.npu_stages = p.npu()->stages;
-          k.npu_tiles = p.npu()->tiles;
-        }
-        out.kernels.push_back(k);
-        if (p.has_pipeline()) {
-          protos << "int " << fn << "(";
-          for (size_t a = 0; a < grp.inputs.size(); ++a) protos << (a ? ", " : "") << "struct halide_buffer_t*";
-          for (size_t d = 0; d < g.dynamic.size(); ++d) protos << ", int32_t";
-          for (size_t a = 0; a < p.computed().size(); ++a) protos << ", struct halide_buffer_t*";
-          protos << ");  // g" << grp.id << " " << fusion_kind_name(grp.kind) << ": " << grp.inputs.size()
-                 << " inputs, " << g.dynamic.size() << " dims, " << p.computed().size() << " outputs"
-                 << (g.dynamic.empty() ? "" : ", " + cls.str()) << "\n";
-          protos << "int " << fn << "_argv(void** args);\n";
-        }
-      } catch (const Halide::CompileError& e) {
-        throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
-                       "): Halide compile error: " + std::string(e.what()));
+      GroupPipeline& p = *single;
+      if (p.has_pipeline() && targets.size() > 1) {
+        std::vector<std::unique_ptr<GroupPipeline>> keep;
+        std::vector<std::string> suffixes;
+        for (size_t t = 0; t < targets.size(); ++t) suffixes.push_back("t" + std::to_string(t));
+        auto factory = [&](const std::string& fn_name, const Halide::Target& t) {
+          bool primary = t == targets.front();  // tuned parameters were measured on this machine
+          HostScheduleParams params = host_params_for(t);
+          if (primary && tuned) params = with_tuned(params, *tuned);
+          keep.push_back(std::make_unique<GroupPipeline>(gc, grp, KernelOptions{params}, t));
+          return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
+        };
+        Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
+                                    targets, suffixes, factory);
       }
-      fn_of_signature[key] = fn;
-      out.fn_of_group[s].push_back(fn);
-      if (&cls == &out.classes.front()) out.tuned += tuned != nullptr;
+      AotKernel k;
+      k.function = p.has_pipeline() ? fn : "";
+      k.signature = grp.signature;
+      k.tuned = tuned != nullptr;
+      k.first_group = grp.id;
+      if (p.npu()) {  // what the plan runtime's simulator counts, and the tiles chosen
+        k.has_npu = true;
+        k.npu_stages = p.npu()->stages;
+        k.npu_tiles = p.npu()->tiles;
+      }
+      out.kernels.push_back(k);
+      if (p.has_pipeline()) {
+        protos << "int " << fn << "(";
+        for (size_t a = 0; a < grp.inputs.size(); ++a) protos << (a ? ", " : "") << "struct halide_buffer_t*";
+        for (size_t d = 0; d < g.dynamic.size(); ++d) protos << ", int32_t";
+        for (size_t a = 0; a < p.computed().size(); ++a) protos << ", struct halide_buffer_t*";
+        protos << ");  // g" << grp.id << " " << fusion_kind_name(grp.kind) << ": " << grp.inputs.size()
+               << " inputs, " << g.dynamic.size() << " dims, " << p.computed().size() << " outputs"
+               << (g.dynamic.empty() ? "" : ", " + cls.str()) << "\n";
+        protos << "int " << fn << "_argv(void** args);\n";
+      }
+    } catch (const Halide::CompileError& e) {
+      throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
+                     "): Halide compile error: " + std::string(e.what()));
     }
+    if (c == 0) out.tuned += tuned != nullptr;
   }
   out.prototypes = protos.str();
   return out;
@@ -293,6 +298,25 @@ AotTensor aot_tensor(const Graph& g, const std::string& v) {
   return t;
 }
 
+// The members of `grp` with an index input (OpSchema::index_input) whose indices and data both
+// come from outside the group: the runner checks them before the kernel (which clamps).
+std::vector<AotIndexCheck> index_checks(const Graph& g, const FusionGroup& grp) {
+  std::vector<AotIndexCheck> checks;
+  auto external = [&](const std::string& v) { return std::count(grp.inputs.begin(), grp.inputs.end(), v) > 0; };
+  for (int idx : grp.nodes) {
+    const Node& n = g.nodes()[idx];
+    const OpSchema* schema = OpRegistry::global().find(n.op_type);
+    if (!schema || !schema->index_input) continue;
+    const OpSchema::IndexInput& ii = *schema->index_input;
+    if (static_cast<size_t>(std::max(ii.indices, ii.data)) >= n.inputs.size()) continue;
+    const std::string &indices = n.inputs[ii.indices], &data = n.inputs[ii.data];
+    if (!external(indices) || !external(data)) continue;
+    const int axis = index_axis(ii, n, static_cast<int>(g.value(data).type.shape().size()));
+    if (axis >= 0) checks.push_back(AotIndexCheck{n.name, n.op_type, indices, data, axis});
+  }
+  return checks;
+}
+
 // The plan file's content: the graph's inputs and outputs, the arena, the groups in order.
 AotPlan make_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, const AotOptions& opts,
                   const CompiledKernels& ks) {
@@ -334,6 +358,7 @@ AotPlan make_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, 
       if (shape_numel(g.value(o).type.shape()) > 0) a.kernel_outputs.push_back(o);
     for (const std::string& fn : ks.fn_of_group[s]) a.class_kernels.push_back(a.kernel_outputs.empty() ? "" : fn);
     a.kernel = a.class_kernels.front();
+    a.index_checks = index_checks(g, grp);
     p.groups.push_back(a);
   }
   return p;
@@ -385,68 +410,71 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
   return res;
 }
 
-JitKernelTable jit_kernel_table(const Graph& loaded, const FusionPlan& plan, const std::string& name,
-                                const ScheduleDb* schedules) {
+Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
+                            const ScheduleDb* schedules) {
   check_library_name(name);
+  for (const FusionGroup& grp : plan.groups)
+    for (const std::string& v : grp.inputs)
+      if (!v.empty() && g.value(v).block_window.defined())
+        throw GafError("build_executable: group g" + std::to_string(grp.id) + " reads the KV-cache window '" + v +
+                       "'; the plan runner has no cache windows yet (run it with the fused executor)");
   const HostScheduleParams defaults = host_params_for(host_target());
-  // Packed as compile_plan_aot packs for one target, so the kernels match its weights file;
-  // kept alive with the kernels that were built from it.
-  auto packed = std::make_shared<Graph>(loaded);
-  pack_matmul_weights(*packed, defaults);
-  const Graph& g = *packed;
   const std::string machine = schedules ? host_machine_key() : "";
-  JitKernelTable out;
-  std::map<std::string, PlanKernel>& table = out.kernels;
-  CompiledKernels names;  // compile_plan_aot's numbering, for the table hash
-  names.classes = shape_classes(g.dynamic);
-  names.fn_of_group.assign(plan.groups.size(), {});
-  std::map<std::string, std::string> fn_of_signature;
-  for (const ShapeClass& cls : names.classes) {
-    const std::optional<Graph> typed = class_graph(g, cls);
+  Executable out;
+  std::vector<std::string> dim_names;  // the kernels' scalar arguments, in the plan's order
+  for (const auto& [d, range] : g.dynamic) dim_names.push_back(d);
+  const KernelNumbering numbering = number_kernels(g, plan);
+  CompiledKernels ks;  // what compile_plan_aot records of its kernels, for the plan
+  ks.classes = numbering.classes;
+  ks.fn_of_group = function_names(numbering, plan, name);
+  std::optional<Graph> typed;
+  for (size_t i = 0; i < numbering.kernels.size(); ++i) {
+    const size_t c = numbering.kernels[i].shape_class;
+    if (i == 0 || c != numbering.kernels[i - 1].shape_class) typed = class_graph(g, ks.classes[c]);
     const Graph& gc = typed ? *typed : g;
-    for (size_t s = 0; s < plan.groups.size(); ++s) {
-      const FusionGroup& grp = plan.groups[s];
-      const std::string key = cls.kernel_key(grp.signature);
-      auto known = fn_of_signature.find(key);
-      if (known != fn_of_signature.end()) {
-        names.fn_of_group[s].push_back(known->second);
-        continue;
-      }
-      std::string fn = name + "_k" + std::to_string(fn_of_signature.size());
-      fn_of_signature[key] = fn;
-      names.fn_of_group[s].push_back(fn);
-      const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
-      std::string fallback;
-      std::shared_ptr<GroupPipeline> p = lower_group_pipeline(
-          gc, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults}, host_target(),
-          [](GroupPipeline& q) { q.pipeline().compile_jit(host_target()); }, fallback);
-      if (!p->has_pipeline()) continue;
-      const size_t n_in = grp.inputs.size(), n_dims = g.dynamic.size();
-      table[fn] = [p, n_in, n_dims, fn, packed](void** args) -> int {
-        try {
-          for (size_t k = 0; k < n_in; ++k)
-            if (p->params()[k].defined())
-              p->params()[k].set(Halide::Buffer<>(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[k]))));
-          for (size_t d = 0; d < n_dims; ++d) p->symbols()[d].set(*static_cast<int32_t*>(args[n_in + d]));
-          std::vector<Halide::Buffer<>> outs;
-          for (size_t j = 0; j < p->computed().size(); ++j)
-            outs.emplace_back(Halide::Runtime::Buffer<>(*static_cast<halide_buffer_t*>(args[n_in + n_dims + j])));
-          Halide::Realization r(outs);
-          p->pipeline().realize(r, host_target());
-          return 0;
-        } catch (const Halide::Error& e) {
-          std::cerr << fn << ": " << e.what() << "\n";
-          return -1;
-        }
-      };
-    }
+    const FusionGroup& grp = plan.groups[numbering.kernels[i].group];
+    const std::string fn = name + "_k" + std::to_string(i);
+    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
+    std::shared_ptr<GroupKernel> k =
+        compile_group_kernel(gc, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults});
+    bool computes = false;
+    for (const TensorDesc& d : k->output_descs()) computes = computes || shape_numel(d.shape) > 0;
+    AotKernel entry;
+    entry.function = computes ? fn : "";
+    entry.signature = grp.signature;
+    entry.tuned = tuned != nullptr;
+    entry.first_group = grp.id;
+    ks.kernels.push_back(entry);
+    if (c == 0) ks.tuned += tuned != nullptr;
+    if (!computes) continue;
+    out.kernels[fn] = [k, n_in = grp.inputs.size(), dim_names](void** args) {
+      return k->run_argv(args, n_in, dim_names);
+    };
   }
   AotOptions named;
   named.name = name;
+  named.model = g.name;
   const MemoryPlan mp = plan_memory(g, plan);
-  AotPlan p = make_plan(g, plan, mp, named, names);
-  p.weights = weight_entries(g, plan, mp, p.weights_bytes);
-  out.table_hash = p.kernel_table_hash();
+  out.plan = make_plan(g, plan, mp, named, ks);
+  out.plan.halide_target = host_target().to_string();
+  out.plan.weights_file = "";  // the weights are the graph's constants
+  out.plan.weights = weight_entries(g, plan, mp, out.plan.weights_bytes);
+  for (const AotWeight& w : out.plan.weights) out.weights.emplace(w.name, *g.value(w.name).constant);
+  out.plan.kernel_table_hash_recorded = out.plan.kernel_table_hash();
+  return out;
+}
+
+JitKernelTable jit_kernel_table(const Graph& loaded, const FusionPlan& plan, const std::string& name,
+                                const ScheduleDb* schedules) {
+  // Packed as compile_plan_aot packs for one target, so the kernels match its weights file;
+  // kept alive with the kernels that were built from it.
+  auto packed = std::make_shared<Graph>(loaded);
+  pack_matmul_weights(*packed, host_params_for(host_target()));
+  Executable e = build_executable(*packed, plan, name, schedules);
+  JitKernelTable out;
+  for (auto& [fn, k] : e.kernels)
+    out.kernels[fn] = [k = std::move(k), packed](void** args) { return k(args); };
+  out.table_hash = e.plan.kernel_table_hash_recorded;
   return out;
 }
 

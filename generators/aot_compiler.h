@@ -13,6 +13,7 @@
 
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
+#include "runtime/aot_plan.h"
 #include "runtime/npu_target.h"
 #include "runtime/plan_runner.h"
 #include "schedules/schedule_db.h"
@@ -51,9 +52,23 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
 
 // The same kernels JIT-compiled for this machine, named as compile_plan_aot names them for
 // `name` (NAME_k0, ...), behind the plan runner's interface (runtime/plan_runner.h: PlanKernel):
-// args[i] is a halide_buffer_t*, group inputs then computed outputs; returns 0, or -1 after
-// printing the Halide error. With the hash of the table (as the generated header's), so a plan
+// args[i] is a halide_buffer_t*, group inputs then computed outputs; the kernels are the JIT
+// executor's (generators/group_kernel.h: compile_group_kernel, called through run_argv). With the hash of the table (as the generated header's), so a plan
 // file gaf compile wrote runs with either kernel kind.
+// A plan built in this process for the plan runner (PlanRunner's in-memory constructor): the
+// plan gaf compile would write for `g` as it is (packed or not; kernels named NAME_k<i> in the
+// one numbering, generators/kernel_numbering.h), those kernels JIT-compiled for the host as the
+// fused executor compiles them, and the weights as `g`'s own constants (shared). The kernels
+// were built from `g`: keep it alive while they run. Host plans only; a group reading a KV-cache
+// window is refused in one line.
+struct Executable {
+  AotPlan plan;
+  std::map<std::string, PlanKernel> kernels;
+  std::map<std::string, Tensor> weights;
+};
+Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
+                            const ScheduleDb* schedules = nullptr);
+
 struct JitKernelTable {
   std::map<std::string, PlanKernel> kernels;
   std::string table_hash;

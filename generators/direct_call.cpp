@@ -67,7 +67,11 @@ void DirectCall::call(const std::vector<const Tensor*>& inputs, const std::vecto
   }
   for (const int32_t& s : scalars) argv_.push_back(&s);  // alive until the call returns
   for (Tensor* t : outputs) fill(slot++, *t);
-  const int rc = fn_(argv_.data());
+  call_argv(const_cast<void**>(argv_.data()), what);
+}
+
+void DirectCall::call_argv(void** args, const std::string& what) {
+  const int rc = fn_(const_cast<const void**>(args));
   if (rc != 0) {
     std::lock_guard<std::mutex> lock(error_mutex);
     const std::string msg = last_error.empty() ? "Halide error " + std::to_string(rc) : last_error;

@@ -26,6 +26,8 @@ class DirectCall {
   // inputs[k] for each buffer argument, then `scalars` (int32, the dims), then `outputs`.
   void call(const std::vector<const Tensor*>& inputs, const std::vector<int32_t>& scalars,
             const std::vector<Tensor*>& outputs, const std::string& what);
+  // The entry point on arguments the caller laid out (inputs, scalars, outputs): no copy.
+  void call_argv(void** args, const std::string& what);
 
  private:
   void fill(size_t slot, const Tensor& t);

@@ -2,6 +2,7 @@
 
 #include "fusion/ops/registry.h"
 #include "fusion/ops/symbolic_dims.h"
+#include "generators/kernel_numbering.h"
 #include "generators/memory_plan.h"
 #include "generators/value_store.h"  // last_uses
 #include "runtime/memory_budget.h"
@@ -33,7 +34,7 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
     for (int idx : grp.nodes) {
       const Node& n = g.nodes()[idx];
       const OpSchema* schema = OpRegistry::global().find(n.op_type);
-      bool external = schema && schema->check_inputs;
+      bool external = schema && schema->index_input;
       for (const std::string& in : n.inputs)
         external = external && (in.empty() || std::count(grp.inputs.begin(), grp.inputs.end(), in));
       if (external) input_checks_.back().push_back(idx);
@@ -41,32 +42,28 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
   }
   // With dynamic dims every group has one kernel per size class, compiled on the graph typed at
   // the class's schedule point.
-  classes_ = gaf::shape_classes(g.dynamic);
+  const KernelNumbering numbering = number_kernels(g, plan);
+  classes_ = numbering.classes;
   dims_ = upper_bounds(g.dynamic);
   current_ = find_shape_class(classes_, dims_);
   kernels_.assign(classes_.size(), {});
+  std::vector<std::shared_ptr<GroupKernel>> compiled(numbering.kernels.size());
   size_t done = 0;
   for (size_t c = 0; c < classes_.size(); ++c) {
     const std::optional<Graph> typed = class_graph(g, classes_[c]);
     const Graph& gc = typed ? *typed : g;
-    for (const FusionGroup& grp : plan.groups) {
+    for (size_t s = 0; s < plan.groups.size(); ++s) {
+      const FusionGroup& grp = plan.groups[s];
       const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, target, machine) : nullptr;
       if (c == 0) {
         tuned_.push_back(tuned != nullptr);
         stats_.tuned_groups += tuned != nullptr;
       }
-      // Kernels over cache windows take strides and origins at run time: not those of a twin.
-      std::string key = classes_[c].kernel_key(grp.signature);
-      for (const auto* names : {&grp.inputs, &grp.outputs})
-        for (size_t k = 0; k < names->size(); ++k)
-          if (g.value((*names)[k]).block_window.defined()) key += (names == &grp.inputs ? "|win_in" : "|win_out") + std::to_string(k);
-      auto it = by_signature_.find(key);
-      if (it != by_signature_.end()) {
+      std::shared_ptr<GroupKernel>& k = compiled[numbering.kernel_of(c, s)];
+      if (!numbering.first_use(c, s)) {
         ++stats_.kernel_cache_hits;
-        kernels_[c].push_back(it->second);
       } else {
-        std::shared_ptr<GroupKernel> k =
-            compile_group_kernel(gc, grp,
+        k = compile_group_kernel(gc, grp,
                                  {tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
                                   npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
                                   tuned && npu ? tuned->npu : NpuScheduleParams{}, opts.comm});
@@ -74,9 +71,8 @@ void FusedExecutor::compile(const ExecutorOptions& opts) {
         if (!k->schedule_fallback().empty())
           stats_.schedule_fallbacks.push_back("g" + std::to_string(grp.id) + " (" + classes_[c].str() +
                                               "): " + k->schedule_fallback());
-        by_signature_[key] = k;
-        kernels_[c].push_back(k);
       }
+      kernels_[c].push_back(k);
       if (opts.progress) opts.progress(++done, grp);
     }
   }

@@ -78,8 +78,8 @@ class FusedExecutor {
   std::vector<ShapeClass> classes_;  // one (static) without dynamic dims
   size_t current_ = 0;               // the class of the last run (first: the one holding the upper bounds)
   SymBindings dims_;                 // the last run's dynamic dims (first: the upper bounds)
-  std::map<std::string, std::shared_ptr<GroupKernel>> by_signature_;  // signature + class
-  std::vector<std::vector<std::shared_ptr<GroupKernel>>> kernels_;  // per class, per group
+  // Per class, per group (kernel_numbering.h: groups with one kernel key share the object).
+  std::vector<std::vector<std::shared_ptr<GroupKernel>>> kernels_;
   ExecStats stats_;
   bool profile_ = false;
   std::vector<double> group_ms_;
@@ -104,7 +104,7 @@ class FusedExecutor {
   std::vector<Tensor> env_;  // the run's values by slot
   std::vector<bool> live_;
   void number_slots();
-  // Per group, the members whose schema checks input contents (Gather's indices) and whose
+  // Per group, the members with an index input (OpSchema::index_input: Gather's indices) whose
   // inputs all come from outside the group: checked on the host before the kernel runs, since
   // the compiled algorithm clamps. Empty for most groups (BERT has none).
   std::vector<std::vector<int>> input_checks_;

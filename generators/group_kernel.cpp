@@ -42,6 +42,11 @@ class JitGroupKernel : public GroupKernel {
     }, fallback_);
   }
   const std::string& schedule_fallback() const override { return fallback_; }
+  int run_argv(void** args, size_t n_inputs, const std::vector<std::string>& dim_names) override {
+    if (!direct_.defined()) return GroupKernel::run_argv(args, n_inputs, dim_names);
+    direct_.call_argv(args, what_);
+    return 0;
+  }
 
   const std::vector<TensorDesc>& output_descs() const override { return holder_->output_descs(); }
   const NpuStageMap* npu_stages() const override { return holder_->npu() ? &holder_->npu()->stages : nullptr; }
@@ -79,6 +84,29 @@ class JitGroupKernel : public GroupKernel {
 };
 
 }  // namespace
+
+int GroupKernel::run_argv(void** args, size_t n_inputs, const std::vector<std::string>& dim_names) {
+  size_t a = 0;
+  std::vector<Tensor> views;  // the inputs', then the outputs' storage
+  views.reserve(n_inputs);
+  std::vector<const Tensor*> inputs;
+  for (size_t k = 0; k < n_inputs; ++k, ++a) {
+    if (!args[a]) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    views.push_back(tensor_view_of(*static_cast<halide_buffer_t*>(args[a])));
+    inputs.push_back(&views.back());
+  }
+  SymBindings dims;
+  for (const std::string& d : dim_names) dims[d] = *static_cast<int32_t*>(args[a++]);
+  std::vector<Tensor> outputs;
+  for (const TensorDesc& d : output_descs())  // a zero-sized output is no argument
+    outputs.push_back(shape_numel(d.shape) == 0 ? Tensor::uninitialized(d.dtype, d.shape)
+                                                : tensor_view_of(*static_cast<halide_buffer_t*>(args[a++])));
+  run(inputs, outputs, dims);
+  return 0;
+}
 
 std::unique_ptr<GroupKernel> compile_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts) {
   if (needs_communicator(g, grp)) return compile_comm_group_kernel(g, grp, opts);

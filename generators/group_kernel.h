@@ -26,6 +26,13 @@ class GroupKernel {
   virtual void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
                    const SymBindings& dims = {}) = 0;
   virtual const std::vector<TensorDesc>& output_descs() const = 0;
+  // The same behind the plan runner's kernel interface (runtime/plan_runner.h: PlanKernel):
+  // args are halide_buffer_t* for the `n_inputs` inputs (FusionGroup::inputs order; null for an
+  // empty name), an int32_t* per dynamic dim of `dim_names` (the graph's order), then the
+  // buffers of the outputs that are not zero-sized, all dense. Returns 0; a failure is a
+  // GafError naming the kernel. This default wraps the buffers as tensors and calls run(); a
+  // host kernel calls its entry point directly.
+  virtual int run_argv(void** args, size_t n_inputs, const std::vector<std::string>& dim_names);
   // NPU tile model kernels: what the simulator needs to count their trace, and their tiles.
   virtual const NpuStageMap* npu_stages() const { return nullptr; }
   virtual std::vector<std::string> npu_tiles() const { return {}; }

@@ -6,6 +6,8 @@
 
 #include <Halide.h>
 
+#include <optional>
+
 #include "fusion/ops/op_builder.h"
 
 namespace gaf {
@@ -19,6 +21,23 @@ inline void halide_dims_of(const Tensor& t, std::vector<halide_dimension_t>& dim
     dims.push_back(halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[d]),
                                       static_cast<int32_t>(strides[d])));
   }
+}
+
+// A dense halide_buffer_t (mins 0, row-major strides) as a Tensor sharing its storage; GafError
+// for a type no DType has or a buffer that is not dense.
+inline Tensor tensor_view_of(const halide_buffer_t& b) {
+  std::optional<DType> dtype;
+  for (DType t : kAllDTypes)
+    if (halide_type(t) == Halide::Type(b.type)) dtype = t;
+  if (!dtype) throw GafError("internal: a kernel buffer of a type no tensor dtype has");
+  Shape shape;
+  int64_t stride = 1;
+  for (int d = 0; d < b.dimensions; ++d) {
+    if (b.dim[d].min != 0 || b.dim[d].stride != stride) throw GafError("internal: a kernel buffer that is not dense");
+    stride *= b.dim[d].extent;
+  }
+  for (int d = b.dimensions - 1; d >= 0; --d) shape.push_back(b.dim[d].extent);
+  return Tensor::in_storage(*dtype, shape, std::shared_ptr<uint8_t>(std::shared_ptr<uint8_t>(), b.host));
 }
 
 inline Halide::Buffer<> halide_buffer_of(const Tensor& t) {

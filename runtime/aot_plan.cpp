@@ -173,6 +173,9 @@ std::string AotPlan::to_json() const {
             {"kernel", g.kernel}, {"inputs", g.inputs}, {"outputs", g.outputs},
             {"kernel_outputs", g.kernel_outputs}};
     if (!dims.empty()) gj["class_kernels"] = g.class_kernels;
+    for (const AotIndexCheck& c : g.index_checks)
+      gj["index_checks"].push_back(
+          json{{"node", c.node}, {"op", c.op}, {"indices", c.indices}, {"data", c.data}, {"axis", c.axis}});
     j["groups"].push_back(gj);
   }
   return j.dump(1) + "\n";
@@ -274,6 +277,18 @@ AotPlan AotPlan::from_json(const std::string& text, const std::string& origin) {
     g.outputs = r.strings(gs[i], path, "outputs");
     g.kernel_outputs = r.strings(gs[i], path, "kernel_outputs");
     g.class_kernels = p.dims.empty() ? std::vector<std::string>{g.kernel} : r.strings(gs[i], path, "class_kernels");
+    if (gs[i].contains("index_checks")) {
+      const json& cs = r.array(gs[i], path, "index_checks");
+      for (size_t k = 0; k < cs.size(); ++k) {
+        const std::string cpath = path + ".index_checks[" + std::to_string(k) + "]";
+        AotIndexCheck& c = g.index_checks.emplace_back();
+        c.node = r.str(cs[k], cpath, "node");
+        c.op = r.str(cs[k], cpath, "op");
+        c.indices = r.str(cs[k], cpath, "indices");
+        c.data = r.str(cs[k], cpath, "data");
+        c.axis = static_cast<int>(r.integer(cs[k], cpath, "axis"));
+      }
+    }
   }
   return p;
 }
@@ -335,6 +350,15 @@ void AotPlan::validate(const std::string& origin) const {
         fail(path + ".kernel_outputs[" + std::to_string(k) + "]", "'" + g.kernel_outputs[k] + "' is not an arena buffer");
     if (!g.kernel.empty() && !functions.count(g.kernel))
       fail(path + ".kernel", "'" + g.kernel + "' is not in the plan's kernels");
+    for (size_t k = 0; k < g.index_checks.size(); ++k) {
+      const AotIndexCheck& c = g.index_checks[k];
+      const std::string cpath = path + ".index_checks[" + std::to_string(k) + "]";
+      for (const std::string* v : {&c.indices, &c.data})
+        if (!std::count(g.inputs.begin(), g.inputs.end(), *v))
+          fail(cpath, "'" + *v + "' is not an input of the group");
+      if (c.axis >= static_cast<int>(values.at(c.data)->shape.size()))
+        fail(cpath + ".axis", std::to_string(c.axis) + " is beyond the rank of '" + c.data + "'");
+    }
     if (!dims.empty() && g.class_kernels.size() != classes.size())
       fail(path + ".class_kernels", std::to_string(g.class_kernels.size()) + " kernels for " +
                                         std::to_string(classes.size()) + " size classes");

@@ -51,6 +51,14 @@ struct AotKernel {
   std::vector<std::string> npu_tiles;
 };
 
+// Indices a member reads from outside the group (Gather's), checked by the runner before the
+// kernel runs (runtime/index_range.h: kernels clamp): `indices` index `data` along `axis`.
+struct AotIndexCheck {
+  std::string node, op;  // named in the error
+  std::string indices, data;
+  int axis = 0;
+};
+
 struct AotGroup {
   int id = 0;
   std::string kind, label;
@@ -60,6 +68,7 @@ struct AotGroup {
   // The kernel per size class (AotPlan::classes order; `kernel` is the first); a static plan read
   // from JSON has {kernel}.
   std::vector<std::string> class_kernels;
+  std::vector<AotIndexCheck> index_checks;  // "index_checks", absent when empty
 };
 
 struct AotPlan {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "runtime/aot_plan.h"
+#include "runtime/index_range.h"
 
 // The Halide runtime inside an AOT library defines these; weak here, so a program running only
 // JIT kernels (no AOT runtime linked) still links.
@@ -107,6 +108,13 @@ struct PlanRunner::Impl {
     std::vector<PlanKernel> fns;  // per size class (one for a static plan); null: nothing to compute
     std::vector<Slot*> args;      // inputs then outputs
     size_t num_inputs = 0;        // the dims' scalars go between
+    struct IndexCheck {
+      const Slot* indices;
+      const Slot* data;
+      int axis;
+      std::string node, name;  // "node 'X' (Gather)", the indices' value
+    };
+    std::vector<IndexCheck> index_checks;  // before the kernel runs (runtime/index_range.h)
   };
   std::vector<AotDim> dims;         // dynamic dims
   std::vector<SymbolRanges> classes;
@@ -190,6 +198,9 @@ struct PlanRunner::Impl {
       if (!s.sym_shape.empty()) set_shape(s, eval_shape(s.sym_shape, bound));
   }
 
+  void load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table);
+  std::map<std::string, Tensor> weight_tensors;  // in-memory plans: the weights' storage
+
   Slot& slot(const std::string& name, const std::string& where) {
     auto it = slots.find(name);
     if (it == slots.end()) fail(where + ": value '" + name + "' has no storage in the plan");
@@ -217,19 +228,9 @@ PlanRunner::TensorSpec spec_of(const AotTensor& t) { return PlanRunner::TensorSp
 
 }  // namespace
 
-PlanRunner::PlanRunner(const std::string& plan_path, const gaf_aot_library& library)
-    : PlanRunner(plan_path, table_of(library.kernels), library.table_hash ? library.table_hash : "") {}
-
-PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> table,
-                       const std::string& table_hash)
-    : impl_(new Impl) {
-  Impl& m = *impl_;
-  m.file = plan_path;
-  const AotPlan plan = AotPlan::from_json(read_text(plan_path), plan_path);
-  plan.validate(plan_path);
-  if (plan.kernel_table_hash_recorded != table_hash)
-    m.fail("field 'kernel_table_hash': '" + plan.kernel_table_hash_recorded + "', the kernel library's is '" +
-           table_hash + "' (a plan compiled for another model, shape or library)");
+// Everything but the weights' storage: slots, arena, steps with their kernels.
+void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table) {
+  Impl& m = *this;
   install_error_handler();
 
   for (const AotTensor& t : plan.inputs) {
@@ -243,23 +244,9 @@ PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanK
   for (const AotBuffer& b : plan.buffers) m.add_slot(b, Slot::Arena, b.offset);
   for (const AotWeight& w : plan.weights) m.add_slot(w, Slot::Weight, w.offset);
 
-  // Weights: one read of the whole file, whose size the plan states.
-  fs::path wpath = fs::path(plan_path).parent_path() / plan.weights_file;
-  std::ifstream wf(wpath, std::ios::binary | std::ios::ate);
-  if (!wf) throw GafError(wpath.string() + ": cannot open the weights file");
-  int64_t size = static_cast<int64_t>(wf.tellg());
-  if (size != m.weight_bytes)
-    throw GafError(wpath.string() + ": " + std::to_string(size) + " bytes, the plan expects " +
-                   std::to_string(m.weight_bytes));
-  m.weights = aligned_bytes(size);
-  wf.seekg(0);
-  wf.read(reinterpret_cast<char*>(m.weights.get()), size);
-  if (!wf) throw GafError(wpath.string() + ": read failed");
   m.arena = aligned_bytes(m.arena_bytes);
-  for (auto& [name, s] : m.slots) {
-    if (s.kind == Slot::Weight) s.buf.host = m.weights.get() + s.offset;
+  for (auto& [name, s] : m.slots)
     if (s.kind == Slot::Arena) s.buf.host = m.arena.get() + s.offset;
-  }
 
   // The NPU tile model: the target and each kernel's stage map (see aot_compiler.h).
   std::map<std::string, const NpuStageMap*> stages_of;
@@ -290,10 +277,62 @@ PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanK
         m.fail(where + ": kernel '" + fn + "' is not in the kernel table (linked the wrong library?)");
       st.fns.push_back(it->second);
     }
+    for (const AotIndexCheck& c : grp.index_checks)
+      st.index_checks.push_back(Impl::Step::IndexCheck{&m.slot(c.indices, where), &m.slot(c.data, where), c.axis,
+                                                       "node '" + c.node + "' (" + c.op + ")", c.indices});
     m.npu_stages.push_back(m.npu && !grp.kernel.empty() ? *stages_of.at(grp.kernel) : NpuStageMap());
     m.steps.push_back(std::move(st));
   }
   m.ms.assign(m.steps.size(), 0.0);
+}
+
+PlanRunner::PlanRunner(const std::string& plan_path, const gaf_aot_library& library)
+    : PlanRunner(plan_path, table_of(library.kernels), library.table_hash ? library.table_hash : "") {}
+
+PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> table,
+                       const std::string& table_hash)
+    : impl_(new Impl) {
+  Impl& m = *impl_;
+  m.file = plan_path;
+  const AotPlan plan = AotPlan::from_json(read_text(plan_path), plan_path);
+  plan.validate(plan_path);
+  if (plan.kernel_table_hash_recorded != table_hash)
+    m.fail("field 'kernel_table_hash': '" + plan.kernel_table_hash_recorded + "', the kernel library's is '" +
+           table_hash + "' (a plan compiled for another model, shape or library)");
+  m.load(plan, table);
+
+  // Weights: one read of the whole file, whose size the plan states.
+  fs::path wpath = fs::path(plan_path).parent_path() / plan.weights_file;
+  std::ifstream wf(wpath, std::ios::binary | std::ios::ate);
+  if (!wf) throw GafError(wpath.string() + ": cannot open the weights file");
+  int64_t size = static_cast<int64_t>(wf.tellg());
+  if (size != m.weight_bytes)
+    throw GafError(wpath.string() + ": " + std::to_string(size) + " bytes, the plan expects " +
+                   std::to_string(m.weight_bytes));
+  m.weights = aligned_bytes(size);
+  wf.seekg(0);
+  wf.read(reinterpret_cast<char*>(m.weights.get()), size);
+  if (!wf) throw GafError(wpath.string() + ": read failed");
+  for (auto& [name, s] : m.slots)
+    if (s.kind == Slot::Weight) s.buf.host = m.weights.get() + s.offset;
+}
+
+PlanRunner::PlanRunner(const AotPlan& plan, std::map<std::string, PlanKernel> table,
+                       std::map<std::string, Tensor> weights)
+    : impl_(new Impl) {
+  Impl& m = *impl_;
+  m.file = "the plan of " + plan.name;
+  plan.validate(m.file);
+  m.load(plan, table);
+  for (const AotWeight& w : plan.weights) {
+    auto it = weights.find(w.name);
+    if (it == weights.end()) m.fail("weight '" + w.name + "' was not given");
+    if (it->second.dtype() != w.dtype || it->second.shape() != w.shape || it->second.is_window())
+      m.fail("weight '" + w.name + "' is " + dtype_name(it->second.dtype()) + " " + shape_str(it->second.shape()) +
+             ", the plan's is " + dtype_name(w.dtype) + " " + shape_str(w.shape));
+    m.slots.at(w.name).buf.host = static_cast<uint8_t*>(const_cast<void*>(it->second.raw()));
+  }
+  m.weight_tensors = std::move(weights);
 }
 
 PlanRunner::~PlanRunner() = default;
@@ -328,6 +367,11 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
     Impl::Step& st = m.steps[s];
     const PlanKernel fn = st.fns.at(m.current_class);
     if (!fn) continue;
+    for (const Impl::Step::IndexCheck& c : st.index_checks) {
+      const std::string bad = index_out_of_range(c.indices->dtype, c.indices->buf.host, shape_numel(c.indices->shape),
+                                                 c.data->shape.at(static_cast<size_t>(c.axis)), c.axis, c.name);
+      if (!bad.empty()) throw GafError(c.node + ": " + bad);
+    }
     argv.clear();
     for (size_t i = 0; i < st.args.size(); ++i) {
       if (i == st.num_inputs)
@@ -342,11 +386,15 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
       for (int32_t& d : m.dim_values) argv.push_back(&d);
     auto t0 = std::chrono::steady_clock::now();
     int rc;
-    if (m.npu) {
-      NpuSimulator::Session session(m.npu_stages[s], m.npu_counts[s]);
-      rc = fn(argv.data());
-    } else {
-      rc = fn(argv.data());
+    try {
+      if (m.npu) {
+        NpuSimulator::Session session(m.npu_stages[s], m.npu_counts[s]);
+        rc = fn(argv.data());
+      } else {
+        rc = fn(argv.data());
+      }
+    } catch (const GafError& e) {  // a JIT kernel's failure, its message already taken
+      throw GafError(st.label + ": " + e.what());
     }
     if (m.profile) m.ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (rc != 0) {

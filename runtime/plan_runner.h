@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/aot_plan.h"
 #include "runtime/npu_sim.h"
 #include "runtime/tensor.h"
 
@@ -36,8 +37,9 @@ GAF_AOT_KERNEL_TYPES
 namespace gaf {
 
 // A kernel behind the one interface the runner calls: args[i] is the i-th halide_buffer_t*
-// (group inputs, then outputs); returns 0 or a Halide error code. An AOT function's `_argv`
-// entry, or a JIT-compiled pipeline (generators/aot_compiler.h: jit_kernel_table).
+// (group inputs, then outputs); returns 0 or a Halide error code (an AOT function's `_argv`
+// entry), or throws a GafError with the message (a JIT-compiled group kernel,
+// generators/aot_compiler.h: jit_kernel_table).
 using PlanKernel = std::function<int(void** args)>;
 
 // The types' text for a generated header (guarded like the definition above).
@@ -56,6 +58,10 @@ class PlanRunner {
   PlanRunner(const std::string& plan_path, const gaf_aot_library& library);
   // The same with kernels by function name and the hash of the table they were compiled for.
   PlanRunner(const std::string& plan_path, std::map<std::string, PlanKernel> kernels, const std::string& table_hash);
+  // A plan built in this process (generators/executable.h: build_executable), validated the
+  // same way, with its weights as tensors (shared, not copied; each with the plan's dtype and
+  // shape) instead of a weights file.
+  PlanRunner(const AotPlan& plan, std::map<std::string, PlanKernel> kernels, std::map<std::string, Tensor> weights);
   ~PlanRunner();
 
   // Checks every input (present, dtype, shape; unknown names refused) and runs the groups in

@@ -348,23 +348,8 @@ void add_gather(OpRegistry& r) {
     b.define_output(0, v, data(idx));
   };
   // ONNX makes an index outside [-n, n) an error; the algorithm clamps (so that bounds
-  // inference stays inside the buffer), so the reference executor and folding check here.
-  s.check_inputs = [](const Node& node, const std::vector<const Tensor*>& in) {
-    if (!in[0] || !in[1]) return;
-    const int64_t rank = in[0]->rank();
-    int64_t axis = node.attrs.get_int("axis", 0);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return;  // shape inference reports it
-    const int64_t n = in[0]->shape()[static_cast<size_t>(axis)];
-    const Tensor& ind = *in[1];
-    for (int64_t i = 0; i < ind.numel(); ++i) {
-      const int64_t k = ind.as_int(i);
-      if (k < -n || k >= n)
-        throw GafError("index " + std::to_string(k) + " (element " + std::to_string(i) + " of indices '" +
-                       node.inputs[1] + "') is out of range for axis " + std::to_string(axis) +
-                       " of extent " + std::to_string(n));
-    }
-  };
+  // inference stays inside the buffer), so the executors check first (OpSchema::index_input).
+  s.index_input = OpSchema::IndexInput{1, 0, "axis"};
   r.add(std::move(s));
 }
 

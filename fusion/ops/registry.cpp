@@ -1,5 +1,7 @@
 #include "fusion/ops/registry.h"
 
+#include "runtime/index_range.h"
+
 #include <algorithm>
 
 #include "fusion/ops/families.h"
@@ -118,13 +120,23 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   return out;
 }
 
+int index_axis(const OpSchema::IndexInput& ii, const Node& node, int data_rank) {
+  int64_t axis = node.attrs.get_int(ii.axis_attr, 0);
+  if (axis < 0) axis += data_rank;
+  return axis < 0 || axis >= data_rank ? -1 : static_cast<int>(axis);
+}
+
 void check_node_inputs(const OpSchema& schema, const Node& node, const std::vector<const Tensor*>& inputs) {
-  if (!schema.check_inputs) return;
-  try {
-    schema.check_inputs(node, inputs);
-  } catch (const GafError& e) {
-    throw GafError("node '" + node.name + "' (" + node.op_type + "): " + e.what());
-  }
+  if (!schema.index_input) return;
+  const OpSchema::IndexInput& ii = *schema.index_input;
+  const Tensor* data = static_cast<size_t>(ii.data) < inputs.size() ? inputs[ii.data] : nullptr;
+  const Tensor* ind = static_cast<size_t>(ii.indices) < inputs.size() ? inputs[ii.indices] : nullptr;
+  if (!data || !ind) return;
+  const int axis = index_axis(ii, node, data->rank());
+  if (axis < 0) return;  // shape inference reports it
+  const std::string bad = index_out_of_range(ind->dtype(), ind->raw(), ind->numel(), data->shape()[axis], axis,
+                                             node.inputs[ii.indices]);
+  if (!bad.empty()) throw GafError("node '" + node.name + "' (" + node.op_type + "): " + bad);
 }
 
 void infer_shapes(Graph& g, const AfterNodeHook& after_node) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,10 +74,14 @@ struct OpSchema {
   bool foldable = true;
   std::function<std::vector<TensorDesc>(const InferContext&)> infer;
   std::function<void(BuildContext&)> build;
-  // Optional: checks input contents the algorithm cannot check cheaply (Gather's indices in
-  // range), before the node runs in the reference executor and at constant folding. Throws
-  // GafError (the executor adds the node's name).
-  std::function<void(const Node&, const std::vector<const Tensor*>& inputs)> check_inputs;
+  // Optional: an input of indices into another input along an axis (Gather's), which every
+  // executor checks before the node runs (runtime/index_range.h): the algorithm clamps.
+  struct IndexInput {
+    int indices = 1;                  // the input holding the indices
+    int data = 0;                     // the input they index
+    std::string axis_attr = "axis";   // the attribute naming the axis (default 0, negative from the end)
+  };
+  std::optional<IndexInput> index_input;
 
   bool is_value_input(int i) const;
   bool is_shape_only_input(int i) const;
@@ -96,7 +101,9 @@ class OpRegistry {
   std::vector<OpSchema> ops_;
 };
 
-// Runs schema.check_inputs if the op has one; GafError naming the node.
+// The axis of `node`'s data input its indices index (schema.index_input; normalised; -1 when out of range).
+int index_axis(const OpSchema::IndexInput& ii, const Node& node, int data_rank);
+// Checks the op's index input (schema.index_input) if it has one: GafError naming the node.
 void check_node_inputs(const OpSchema& schema, const Node& node, const std::vector<const Tensor*>& inputs);
 
 // Checks arity against the schema, builds the InferContext and runs shape inference.
