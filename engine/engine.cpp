@@ -95,7 +95,7 @@ const Graph& Engine::kernel_graph() {
 FusedExecutor& Engine::compile(const CompileProgress& progress) {
   if (!executor_) {
     kernel_graph();
-    std::map<std::string, KvCacheBinding> caches = bind_kv_caches(graph_, *plan_, opts_.kv_caches);
+    std::map<std::string, KvCacheBinding> caches = kv_bindings();
     const Graph& g = graph_;
     // Ranks that loaded different models or options are refused before anything compiles.
     if (opts_.comm && opts_.comm->size() > 1) opts_.comm->check_same(plan_hash(graph_.name, *plan_), "the plan");
@@ -122,12 +122,17 @@ AotResult Engine::compile_aot(AotOptions aot) {
 
 Executable Engine::executable(const std::string& name) {
   if (opts_.npu) throw GafError("the plan runner runs host plans in process; the NPU tile model runs with compile()");
-  if (!opts_.kv_caches.empty()) throw GafError("the plan runner has no KV-cache windows yet; decoding runs with compile()");
   kernel_graph();
+  const std::map<std::string, KvCacheBinding>& caches = kv_bindings();
   for (const FusionGroup& grp : plan_->groups)
     if (needs_communicator(graph_, grp))
       throw GafError("group g" + std::to_string(grp.id) + " holds a collective across ranks; the plan runner runs one process");
-  return build_executable(graph_, *plan_, name, opts_.schedules);
+  return build_executable(graph_, *plan_, name, opts_.schedules, caches);
+}
+
+const std::map<std::string, KvCacheBinding>& Engine::kv_bindings() {
+  if (!kv_bindings_) kv_bindings_ = bind_kv_caches(graph_, plan(), opts_.kv_caches);
+  return *kv_bindings_;
 }
 
 const Graph& Engine::loaded_graph() const {

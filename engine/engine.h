@@ -77,9 +77,10 @@ class Engine {
   // the weights for its own target, so call it before compile() or with pack_weights off.
   AotResult compile_aot(AotOptions aot);
   // The plan as the plan runner runs it (generators/aot_compiler.h: build_executable), its
-  // kernels JIT-compiled from kernel_graph() as compile() compiles them: run it with
-  // PlanRunner(e.plan, e.kernels, e.weights) while this engine lives. Host plans without
-  // collectives or KV caches (refused in one line); the step towards one runner for both paths.
+  // kernels JIT-compiled from kernel_graph() as compile() compiles them, the KV caches of the
+  // options in its kv_caches: run it with PlanRunner(e.plan, e.kernels, e.weights) while this
+  // engine lives. Host plans without collectives (refused in one line); the step towards one
+  // runner for both paths.
   Executable executable(const std::string& name = "model");
 
   const std::string& description() const { return loaded_.description; }
@@ -99,6 +100,8 @@ class Engine {
 
  private:
   void after_load();
+  // The KV caches bound on the kernel graph (bind_kv_caches), once.
+  const std::map<std::string, KvCacheBinding>& kv_bindings();
 
   EngineOptions opts_;
   std::unique_ptr<ReferenceExecutor> reference_;
@@ -108,6 +111,7 @@ class Engine {
   bool packed_ = false;
   ShardResult shard_;
   std::unique_ptr<FusedExecutor> executor_;
+  std::optional<std::map<std::string, KvCacheBinding>> kv_bindings_;
 };
 
 }  // namespace gaf

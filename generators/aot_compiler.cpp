@@ -411,13 +411,8 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
 }
 
 Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
-                            const ScheduleDb* schedules) {
+                            const ScheduleDb* schedules, const std::map<std::string, KvCacheBinding>& kv_caches) {
   check_library_name(name);
-  for (const FusionGroup& grp : plan.groups)
-    for (const std::string& v : grp.inputs)
-      if (!v.empty() && g.value(v).block_window.defined())
-        throw GafError("build_executable: group g" + std::to_string(grp.id) + " reads the KV-cache window '" + v +
-                       "'; the plan runner has no cache windows yet (run it with the fused executor)");
   const HostScheduleParams defaults = host_params_for(host_target());
   const std::string machine = schedules ? host_machine_key() : "";
   Executable out;
@@ -460,6 +455,8 @@ Executable build_executable(const Graph& g, const FusionPlan& plan, const std::s
   out.plan.weights_file = "";  // the weights are the graph's constants
   out.plan.weights = weight_entries(g, plan, mp, out.plan.weights_bytes);
   for (const AotWeight& w : out.plan.weights) out.weights.emplace(w.name, *g.value(w.name).constant);
+  for (const auto& [present, b] : kv_caches)
+    out.plan.kv_caches.push_back(AotKvCache{present, b.past, b.axis, b.capacity, b.append});
   out.plan.kernel_table_hash_recorded = out.plan.kernel_table_hash();
   return out;
 }

@@ -13,6 +13,7 @@
 
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
+#include "generators/kv_cache.h"
 #include "runtime/aot_plan.h"
 #include "runtime/npu_target.h"
 #include "runtime/plan_runner.h"
@@ -59,15 +60,16 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
 // plan gaf compile would write for `g` as it is (packed or not; kernels named NAME_k<i> in the
 // one numbering, generators/kernel_numbering.h), those kernels JIT-compiled for the host as the
 // fused executor compiles them, and the weights as `g`'s own constants (shared). The kernels
-// were built from `g`: keep it alive while they run. Host plans only; a group reading a KV-cache
-// window is refused in one line.
+// were built from `g`: keep it alive while they run. Host plans only. `kv_caches`: what
+// bind_kv_caches returned for `g` (their values marked as windows), recorded in the plan.
 struct Executable {
   AotPlan plan;
   std::map<std::string, PlanKernel> kernels;
   std::map<std::string, Tensor> weights;
 };
 Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
-                            const ScheduleDb* schedules = nullptr);
+                            const ScheduleDb* schedules = nullptr,
+                            const std::map<std::string, KvCacheBinding>& kv_caches = {});
 
 struct JitKernelTable {
   std::map<std::string, PlanKernel> kernels;

@@ -5,6 +5,7 @@
 #include "generators/kernel_numbering.h"
 #include "generators/memory_plan.h"
 #include "generators/value_store.h"  // last_uses
+#include "runtime/cache_window.h"
 #include "runtime/memory_budget.h"
 #include "schedules/host_target.h"
 
@@ -245,31 +246,16 @@ std::optional<TensorMap> FusedExecutor::bind_cache_windows(const TensorMap& inpu
   for (const auto& [name, b] : kv_caches_) {
     const Value& v = g_.value(name);
     const Shape shape = v.sym_dims.empty() ? v.type.shape() : eval_shape(v.sym_dims, dims_);
-    const Tensor* past = b.past.empty() ? nullptr : &inputs.at(b.past);
-    const int64_t rows = shape[b.axis], past_rows = past ? past->shape()[b.axis] : 0;
-    if (rows > b.capacity)
-      throw GafError("KV cache '" + name + "': " + std::to_string(rows) + " rows do not fit its " +
-                     std::to_string(b.capacity));
-    Shape past_shape = shape;
-    past_shape[b.axis] = past_rows;
-    auto fits = [&](const Tensor* t) {
-      return t && t->is_window() && t->dtype() == v.type.dtype && t->window_axis() == b.axis &&
-             t->capacity() == b.capacity && t->window_begin() == 0 && t->rank() == static_cast<int>(shape.size()) &&
-             t->window(0, past_rows).shape() == past_shape;
-    };
-    Tensor whole;
     auto kept = outputs.find(name);
-    if (fits(past)) whole = past->window(0, rows);
-    else if (kept != outputs.end() && fits(&kept->second)) whole = kept->second.window(0, rows);
-    else whole = Tensor::with_capacity(v.type.dtype, shape, b.axis, b.capacity);
-    if (past && !(past->is_window() && past->same_block(whole) && past->window_begin() == 0)) {
-      Tensor head = whole.window(0, past_rows);
-      head.copy_from(*past);
+    CacheWindow w = bind_cache_window(name, v.type.dtype, shape, b.axis, b.capacity, b.append,
+                                      b.past.empty() ? nullptr : &inputs.at(b.past),
+                                      kept == outputs.end() ? nullptr : &kept->second);
+    if (w.moved_past) {
       if (!moved) moved = inputs;
-      (*moved)[b.past] = head;
+      (*moved)[b.past] = *w.moved_past;
     }
-    outputs[name] = whole;
-    cache_windows_[name] = CacheWindows{whole, b.append ? whole.window(past_rows, rows) : whole};
+    outputs[name] = w.whole;
+    cache_windows_[name] = CacheWindows{w.whole, w.written};
   }
   return moved;
 }

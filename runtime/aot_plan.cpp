@@ -178,6 +178,9 @@ std::string AotPlan::to_json() const {
           json{{"node", c.node}, {"op", c.op}, {"indices", c.indices}, {"data", c.data}, {"axis", c.axis}});
     j["groups"].push_back(gj);
   }
+  for (const AotKvCache& c : kv_caches)
+    j["kv_caches"].push_back(json{{"present", c.present}, {"past", c.past}, {"axis", c.axis},
+                                  {"capacity", c.capacity}, {"append", c.append}});
   return j.dump(1) + "\n";
 }
 
@@ -290,6 +293,18 @@ AotPlan AotPlan::from_json(const std::string& text, const std::string& origin) {
       }
     }
   }
+  if (j.contains("kv_caches")) {
+    const json& cs = r.array(j, "", "kv_caches");
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const std::string path = item("kv_caches", i);
+      AotKvCache& c = p.kv_caches.emplace_back();
+      c.present = r.str(cs[i], path, "present");
+      c.past = r.str(cs[i], path, "past");
+      c.axis = static_cast<int>(r.integer(cs[i], path, "axis"));
+      c.capacity = r.integer(cs[i], path, "capacity", 1);
+      c.append = r.boolean(cs[i], path, "append");
+    }
+  }
   return p;
 }
 
@@ -366,6 +381,19 @@ void AotPlan::validate(const std::string& origin) const {
       if (g.kernel.empty() != g.class_kernels[c].empty() || (!g.kernel.empty() && !functions.count(g.class_kernels[c])))
         fail(path + ".class_kernels[" + std::to_string(c) + "]", "'" + g.class_kernels[c] + "' is not in the plan's kernels");
   }
+  for (size_t i = 0; i < kv_caches.size(); ++i) {
+    const AotKvCache& c = kv_caches[i];
+    const std::string path = item("kv_caches", i);
+    const AotTensor* present = nullptr;
+    for (const AotTensor& o : outputs)
+      if (o.name == c.present) present = &o;
+    if (!present) fail(path + ".present", "'" + c.present + "' is not an output");
+    if (c.axis >= static_cast<int>(present->shape.size()))
+      fail(path + ".axis", std::to_string(c.axis) + " is beyond the rank of '" + c.present + "'");
+    bool is_input = c.past.empty();
+    for (const AotTensor& in : inputs) is_input = is_input || in.name == c.past;
+    if (!is_input) fail(path + ".past", "'" + c.past + "' is not an input");
+  }
   if (!dims.empty()) {
     if (classes.empty()) fail("classes", "a plan with dynamic dims needs size classes");
     std::set<std::string> names;
@@ -400,6 +428,9 @@ std::string AotPlan::kernel_table_hash() const {
     for (const auto& [name, r] : c) text += " " + name + "=" + r.str();
     text += "\n";
   }
+  for (const AotKvCache& c : kv_caches)  // their kernels take window strides, not dense ones
+    text += "cache " + c.present + "<" + c.past + " axis " + std::to_string(c.axis) + " capacity " +
+            std::to_string(c.capacity) + (c.append ? " append" : "") + "\n";
   for (const AotGroup& g : groups) {
     if (g.kernel.empty()) continue;
     text += g.kernel + "(";

@@ -71,6 +71,17 @@ struct AotGroup {
   std::vector<AotIndexCheck> index_checks;  // "index_checks", absent when empty
 };
 
+// A KV cache the runner keeps in a block (runtime/cache_window.h; generators/kv_cache.h has the
+// why): `present` (a graph output) is computed into a window of a block of `capacity` rows along
+// `axis`; `past` (a graph input, or empty) is the present of the run before; `append`: present's
+// group writes only the rows after past's. Its kernels take the windows' strides at run time.
+struct AotKvCache {
+  std::string present, past;
+  int axis = 0;
+  int64_t capacity = 0;
+  bool append = false;
+};
+
 struct AotPlan {
   static constexpr const char* kSchema = "graph-autofusion/aot-plan/1";
   std::string name, model, halide_target;
@@ -88,6 +99,7 @@ struct AotPlan {
   std::vector<AotBuffer> buffers;
   std::vector<AotWeight> weights;
   std::vector<AotGroup> groups;
+  std::vector<AotKvCache> kv_caches;  // "kv_caches", absent when empty
   // kernel_table_hash() when compiled; the generated header carries the same value.
   std::string kernel_table_hash_recorded;
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "runtime/aot_plan.h"
+#include "runtime/cache_window.h"
 #include "runtime/index_range.h"
 
 // The Halide runtime inside an AOT library defines these; weak here, so a program running only
@@ -57,11 +58,31 @@ struct Slot {
   DType dtype = DType::Float32;
   Shape shape;
   std::vector<SymExpr> sym_shape;  // dynamic dims: the shape is set per run from these
-  enum Kind { Input, Arena, Weight } kind = Arena;
+  // Cache: a KV cache's present, a window of a block the caller keeps (set per run).
+  enum Kind { Input, Arena, Weight, Cache } kind = Arena;
   int64_t offset = 0, bytes = 0;
   std::vector<halide_dimension_t> dims;
   halide_buffer_t buf{};
+  // Cache only: what the group computing present writes (its new rows when it appends).
+  std::vector<halide_dimension_t> written_dims;
+  halide_buffer_t written{};
 };
+
+// `t`'s storage as `b` with `dims`: ONNX's row-major axes reversed (innermost first), a window's
+// rows at their coordinates in the block (a kernel writing rows [past, past + new) computes
+// those), the block's strides.
+void view_tensor(const Tensor& t, halide_buffer_t& b, std::vector<halide_dimension_t>& dims) {
+  dims.clear();
+  const std::vector<int64_t> strides = t.strides();
+  for (int d = t.rank() - 1; d >= 0; --d) {
+    const int64_t min = d == t.window_axis() ? t.window_begin() : 0;
+    dims.push_back(halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[d]),
+                                      static_cast<int32_t>(strides[d])));
+  }
+  b.dimensions = static_cast<int32_t>(dims.size());
+  b.dim = dims.empty() ? nullptr : dims.data();
+  b.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
+}
 
 int32_t npu_trace(void*, const halide_trace_event_t* e) { return NpuSimulator::on_event(e); }
 
@@ -201,6 +222,13 @@ struct PlanRunner::Impl {
   void load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table);
   std::map<std::string, Tensor> weight_tensors;  // in-memory plans: the weights' storage
 
+  struct Cache {
+    AotKvCache spec;
+    Slot* present;
+    Slot* past;  // null: none
+  };
+  std::vector<Cache> caches;
+
   Slot& slot(const std::string& name, const std::string& where) {
     auto it = slots.find(name);
     if (it == slots.end()) fail(where + ": value '" + name + "' has no storage in the plan");
@@ -244,6 +272,12 @@ void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, Pla
   for (const AotBuffer& b : plan.buffers) m.add_slot(b, Slot::Arena, b.offset);
   for (const AotWeight& w : plan.weights) m.add_slot(w, Slot::Weight, w.offset);
 
+  for (const AotKvCache& c : plan.kv_caches) {
+    Slot& present = m.slot(c.present, "kv cache");
+    present.kind = Slot::Cache;
+    present.written.type = present.buf.type;
+    m.caches.push_back(Impl::Cache{c, &present, c.past.empty() ? nullptr : &m.slot(c.past, "kv cache")});
+  }
   m.arena = aligned_bytes(m.arena_bytes);
   for (auto& [name, s] : m.slots)
     if (s.kind == Slot::Arena) s.buf.host = m.arena.get() + s.offset;
@@ -338,6 +372,12 @@ PlanRunner::PlanRunner(const AotPlan& plan, std::map<std::string, PlanKernel> ta
 PlanRunner::~PlanRunner() = default;
 
 std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor>& inputs) {
+  std::map<std::string, Tensor> outputs;
+  run(inputs, outputs);
+  return outputs;
+}
+
+void PlanRunner::run(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs) {
   Impl& m = *impl_;
   for (const auto& [name, t] : inputs) {
     auto it = m.slots.find(name);
@@ -359,7 +399,18 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
     if (t.shape() != s.shape)
       throw GafError("input '" + in.name + "': shape " + shape_str(t.shape()) + ", the compiled model expects " +
                      (s.sym_shape.empty() ? shape_str(s.shape) : sym_shape_str(s.sym_shape) + " = " + shape_str(s.shape)));
-    s.buf.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
+    view_tensor(t, s.buf, s.dims);  // a past fed back is a window of its cache's block
+  }
+  // KV caches: present computed into a window of a block the caller keeps (runtime/cache_window.h).
+  for (Impl::Cache& c : m.caches) {
+    auto kept = outputs.find(c.spec.present);
+    CacheWindow w = bind_cache_window(c.spec.present, c.present->dtype, c.present->shape, c.spec.axis,
+                                      c.spec.capacity, c.spec.append, c.past ? &inputs.at(c.spec.past) : nullptr,
+                                      kept == outputs.end() ? nullptr : &kept->second);
+    if (w.moved_past) view_tensor(*w.moved_past, c.past->buf, c.past->dims);
+    view_tensor(w.whole, c.present->buf, c.present->dims);
+    view_tensor(w.written, c.present->written, c.present->written_dims);
+    outputs[c.spec.present] = w.whole;
   }
   std::vector<void*> argv;
   if (m.npu) m.npu_counts.assign(m.steps.size(), NpuCounts());
@@ -377,10 +428,12 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
       if (i == st.num_inputs)
         for (int32_t& d : m.dim_values) argv.push_back(&d);
       Slot* a = st.args[i];
-      a->buf.flags = 0;
-      a->buf.device = 0;
-      a->buf.device_interface = nullptr;
-      argv.push_back(&a->buf);
+      // The group computing a cache's present writes its window of new rows; readers read all.
+      halide_buffer_t& b = a->kind == Slot::Cache && i >= st.num_inputs ? a->written : a->buf;
+      b.flags = 0;
+      b.device = 0;
+      b.device_interface = nullptr;
+      argv.push_back(&b);
     }
     if (st.num_inputs == st.args.size())
       for (int32_t& d : m.dim_values) argv.push_back(&d);
@@ -403,15 +456,16 @@ std::map<std::string, Tensor> PlanRunner::run(const std::map<std::string, Tensor
                      (msg.empty() ? "" : ": " + msg));
     }
   }
-  std::map<std::string, Tensor> out;
+  // Outputs out of the arena into the caller's tensors (reused when they fit); caches are set.
   for (const TensorSpec& o : m.outs) {
     const Slot& s = m.slots.at(o.name);
-    Tensor t = Tensor::uninitialized(o.dtype, s.shape);
+    if (s.kind == Slot::Cache) continue;
+    Tensor& t = outputs[o.name];
+    if (t.dtype() != o.dtype || t.shape() != s.shape || !t.raw() || t.is_window())
+      t = Tensor::uninitialized(o.dtype, s.shape);
     if (s.bytes) std::memcpy(t.raw(), s.buf.host, static_cast<size_t>(s.bytes));
-    out[o.name] = t;
   }
   for (const TensorSpec& in : m.ins) m.slots.at(in.name).buf.host = nullptr;
-  return out;
 }
 
 const std::vector<PlanRunner::TensorSpec>& PlanRunner::inputs() const { return impl_->ins; }

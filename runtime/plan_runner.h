@@ -68,6 +68,12 @@ class PlanRunner {
   // order. Outputs are copies out of the arena. A kernel's Halide runtime error (a buffer that
   // does not match what it was compiled for, say) is a GafError naming the group, not an abort.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
+  // The same into `outputs`, kept by the caller across runs: an output already there with its
+  // dtype and shape is written in place. A KV cache's present (AotPlan::kv_caches) is a window
+  // of a block: the block of its past input when that is a window of a block of the same
+  // capacity at its head (appended in place), else the block already in `outputs`, else a new
+  // one (runtime/cache_window.h); feed it back as the next run's past.
+  void run(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs);
 
   struct TensorSpec {
     std::string name;

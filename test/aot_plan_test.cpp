@@ -98,3 +98,25 @@ TEST(AotPlan, KernelTableHashFollowsArgumentShapes) {
   q.groups[0].label = "renamed";  // labels are not part of the contract
   EXPECT_EQ(q.kernel_table_hash(), hash);
 }
+
+// A group's index checks and the KV caches round-trip, and validate names what does not fit.
+TEST(AotPlan, IndexChecksAndKvCachesRoundTripAndAreChecked) {
+  AotPlan p = tiny_plan();
+  p.groups[0].index_checks.push_back(AotIndexCheck{"gather", "Gather", "x", "w", 0});
+  p.kv_caches.push_back(AotKvCache{"y", "x", 1, 128, true});
+  p.kernel_table_hash_recorded = p.kernel_table_hash();
+  AotPlan q = AotPlan::from_json(p.to_json(), "p.json");
+  EXPECT_EQ(q.to_json(), p.to_json());
+  EXPECT_EQ(q.kv_caches.at(0).capacity, 128);
+  EXPECT_TRUE(q.kv_caches.at(0).append);
+  EXPECT_EQ(q.groups.at(0).index_checks.at(0).data, "w");
+  EXPECT_NO_THROW(q.validate("p"));
+  EXPECT_NE(p.kernel_table_hash(), tiny_plan().kernel_table_hash()) << "cache windows change the kernels' contract";
+  q.groups[0].index_checks[0].data = "h";
+  EXPECT_NE(error_of([&] { q.validate("p"); }).find("field 'groups[0].index_checks[0]': 'h' is not an input of the group"),
+            std::string::npos);
+  q = AotPlan::from_json(p.to_json(), "p.json");
+  q.kv_caches[0].present = "h";
+  EXPECT_NE(error_of([&] { q.validate("p"); }).find("field 'kv_caches[0].present': 'h' is not an output"),
+            std::string::npos);
+}

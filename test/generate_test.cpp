@@ -103,6 +103,16 @@ TEST_F(Generate, GreedyTokensEqualPyTorchs) {
   EXPECT_NE(ids(gen.generate(prompt, 32, s).tokens), first);
 }
 
+// The same decoder through the plan runner (the AOT runtime) with its KV caches appended in
+// place: PyTorch's tokens, and the step's caches stay in the prefill's blocks.
+TEST_F(Generate, PlanRunnerGivesTheSameTokens) {
+  const Tensor prompt = read_npy(dir_ + "/input_ids.npy");
+  const Tensor expected = read_npy(dir_ + "/expected_tokens.npy");
+  Generator gen(dir_, 1, prompt.shape()[1] + kNewTokens, EngineOptions{}, /*plan_runner=*/true);
+  EXPECT_EQ(ids(gen.generate(prompt, kNewTokens).tokens), ids(expected));
+  EXPECT_EQ(ids(gen.generate(prompt, kNewTokens).tokens), ids(expected)) << "a second generation on the kept blocks";
+}
+
 // A 512-id prompt (model positions 1024): the prefill's size class is compiled at 528 rows, and
 // its kernels writing the KV cache windows ran at 512 before row 0 (a Halide bounds error) while
 // their rows were left to the buffer; 16 tokens equal PyTorch's.
