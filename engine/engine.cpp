@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 
-#include "generators/comm_kernel.h"
 #include "generators/weight_packing.h"
 #include "runtime/fnv_hash.h"
 #include "schedules/host_target.h"
@@ -117,17 +116,13 @@ AotResult Engine::compile_aot(AotOptions aot) {
     throw GafError(std::string("--precision ") + precision_name(opts_.precision) + " is for the JIT host path; gaf compile builds fp32 only");
   aot.schedules = opts_.schedules;
   aot.npu = opts_.npu ? &*opts_.npu : nullptr;
+  aot.kv_caches = kv_bindings();
   return compile_plan_aot(graph_, plan(), aot);
 }
 
-Executable Engine::executable(const std::string& name) {
-  if (opts_.npu) throw GafError("the plan runner runs host plans in process; the NPU tile model runs with compile()");
-  kernel_graph();
-  const std::map<std::string, KvCacheBinding>& caches = kv_bindings();
-  for (const FusionGroup& grp : plan_->groups)
-    if (needs_communicator(graph_, grp))
-      throw GafError("group g" + std::to_string(grp.id) + " holds a collective across ranks; the plan runner runs one process");
-  return build_executable(graph_, *plan_, name, opts_.schedules, caches);
+void Engine::set_kv_caches(std::vector<KvCacheBinding> caches) {
+  if (executor_ || kv_bindings_) throw GafError("internal: KV caches set after they were bound");
+  opts_.kv_caches = std::move(caches);
 }
 
 const std::map<std::string, KvCacheBinding>& Engine::kv_bindings() {

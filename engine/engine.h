@@ -76,12 +76,9 @@ class Engine {
   // target; `aot.schedules` and `aot.npu` are filled in from the options. The AOT compiler packs
   // the weights for its own target, so call it before compile() or with pack_weights off.
   AotResult compile_aot(AotOptions aot);
-  // The plan as the plan runner runs it (generators/aot_compiler.h: build_executable), its
-  // kernels JIT-compiled from kernel_graph() as compile() compiles them, the KV caches of the
-  // options in its kv_caches: run it with PlanRunner(e.plan, e.kernels, e.weights) while this
-  // engine lives. Host plans without collectives (refused in one line); the step towards one
-  // runner for both paths.
-  Executable executable(const std::string& name = "model");
+  // Replaces EngineOptions::kv_caches before anything compiled (bindings read off the loaded
+  // graph: generators/kv_cache.h decoder_kv_caches); GafError after.
+  void set_kv_caches(std::vector<KvCacheBinding> caches);
 
   const std::string& description() const { return loaded_.description; }
   const PassStats& passes() const { return loaded_.passes; }

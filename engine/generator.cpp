@@ -91,8 +91,8 @@ DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const DecoderF
   return d;
 }
 
-Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base, bool plan_runner)
-    : dir_(dir), files_(decoder_files(dir)), batch_(batch), max_len_(max_len), plan_runner_(plan_runner) {
+Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base)
+    : dir_(dir), files_(decoder_files(dir)), batch_(batch), max_len_(max_len) {
   const std::string& pf = files_.prefill;
   const std::string& sf = files_.step;
   const Graph step_graph = import_onnx_file(sf);
@@ -119,31 +119,17 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
   if (files_.single())
     for (const std::string& in : decoder_.pasts)
       decoder_.prefill_inputs[in] = Tensor(prefill_->graph().value(in).type.dtype, prefill_->graph().value(in).type.shape());
-  decoder_.prefill = [this](const NamedTensors& in, NamedTensors& out) { run_prefill(in, out); };
+  decoder_.prefill = [this](const NamedTensors& in, NamedTensors& out) { prefill_->run(in, out); };
   decoder_.step = [this](const NamedTensors& in, NamedTensors& out) {
-    if (!profiling_) return run_step(in, out);
+    if (!profiling_) return step_->run(in, out);
     const auto t0 = std::chrono::steady_clock::now();
-    run_step(in, out);
+    step_->run(in, out);
     profile_.run_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    const std::vector<double>& ms = step_group_ms();
+    const std::vector<double>& ms = step_->compile().group_ms();
     profile_.group_ms.resize(ms.size(), 0.0);
     for (size_t s = 0; s < ms.size(); ++s) profile_.group_ms[s] += ms[s];
     ++profile_.steps;
   };
-}
-
-void Generator::run_prefill(const NamedTensors& in, NamedTensors& out) {
-  if (prefill_runner_) prefill_runner_->run(in, out);
-  else prefill_->run(in, out);
-}
-
-void Generator::run_step(const NamedTensors& in, NamedTensors& out) {
-  if (step_runner_) step_runner_->run(in, out);
-  else step_->run(in, out);
-}
-
-const std::vector<double>& Generator::step_group_ms() {
-  return step_runner_ ? step_runner_->group_ms() : step_->compile().group_ms();
 }
 
 double DecodeProfile::kernel_ms() const {
@@ -153,9 +139,7 @@ double DecodeProfile::kernel_ms() const {
 }
 
 void Generator::set_profiling(bool on) {
-  compile();
-  if (step_runner_) step_runner_->set_profiling(on);
-  else step_->compile().set_profiling(on);
+  step_->compile().set_profiling(on);
   profiling_ = on;
   profile_ = DecodeProfile();
 }
@@ -165,16 +149,8 @@ Generator::~Generator() = default;
 int64_t Generator::vocab() const { return prefill_->graph().value(kLogits).type.dims.back().value; }
 
 void Generator::compile() {
-  if (!plan_runner_) {
-    prefill_->compile();
-    step_->compile();
-    return;
-  }
-  if (prefill_runner_) return;
-  prefill_plan_ = prefill_->executable("prefill");
-  step_plan_ = step_->executable("step");
-  prefill_runner_ = std::make_unique<PlanRunner>(prefill_plan_->plan, prefill_plan_->kernels, prefill_plan_->weights);
-  step_runner_ = std::make_unique<PlanRunner>(step_plan_->plan, step_plan_->kernels, step_plan_->weights);
+  prefill_->compile();
+  step_->compile();
 }
 
 Generation Generator::generate(const Tensor& prompt, int64_t new_tokens, const Sampling& sampling) {

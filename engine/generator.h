@@ -8,12 +8,10 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
-#include "runtime/plan_runner.h"
 #include "runtime/decode_loop.h"
 
 namespace gaf {
@@ -51,9 +49,7 @@ class Generator {
  public:
   // `dir` holds the decoder's files (decoder_files); `base` carries everything but the dims (fusion controls,
   // threads). max_len bounds prompt + new tokens - 1 (the longest cache a step reads plus one).
-  // plan_runner: both engines' plans run by the plan runner (the AOT runtime, Engine::executable)
-  // instead of the fused executor, with the same kernels.
-  Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base, bool plan_runner = false);
+  Generator(const std::string& dir, int64_t batch, int64_t max_len, EngineOptions base);
   ~Generator();
 
   // Compiles both engines' kernels (the first generate() does it otherwise).
@@ -79,12 +75,7 @@ class Generator {
   int64_t batch_, max_len_;
   DecoderDims dims_;
   std::unique_ptr<Engine> prefill_, step_;
-  bool plan_runner_ = false;
-  std::optional<Executable> prefill_plan_, step_plan_;  // plan_runner: what the runners run
-  std::unique_ptr<PlanRunner> prefill_runner_, step_runner_;
-  void run_prefill(const NamedTensors& in, NamedTensors& out);
-  void run_step(const NamedTensors& in, NamedTensors& out);
-  const std::vector<double>& step_group_ms();
+
   // The loop over both engines. Its output maps outlive a generation: the next one reuses their
   // tensors (the cache blocks, logits) instead of allocating and faulting in fresh pages.
   DecoderLoop decoder_;

@@ -22,6 +22,7 @@
 #include "fusion/ops/registry.h"
 #include "fusion/report/report.h"
 #include "generators/group_kernel.h"
+#include "generators/executable.h"
 #include "generators/group_pipeline.h"
 #include "generators/kernel_numbering.h"
 #include "generators/memory_plan.h"
@@ -117,23 +118,11 @@ std::vector<Halide::Target> aot_targets(const std::string& spec_list, bool npu) 
 // The distinct kernels: one object per signature (with dynamic dims, per signature and size
 // class) in the staging folder (with several targets, a dispatching one), the plan's kernel
 // entries, each group's function per class, and the header prototypes.
-struct CompiledKernels {
-  std::vector<AotKernel> kernels;
-  std::vector<std::vector<std::string>> fn_of_group;  // [group][class]
-  std::vector<ShapeClass> classes;
+struct CompiledKernels : PlanKernels {
   std::vector<std::string> fallbacks;  // kernels on the reference schedule (lower_group_pipeline)
   std::string prototypes;
   int tuned = 0;
 };
-
-// Kernel i of the numbering is the function NAME_k<i>: per group, its function per class.
-std::vector<std::vector<std::string>> function_names(const KernelNumbering& n, const FusionPlan& plan,
-                                                     const std::string& name) {
-  std::vector<std::vector<std::string>> fns(plan.groups.size());
-  for (size_t c = 0; c < n.classes.size(); ++c)
-    for (size_t s = 0; s < plan.groups.size(); ++s) fns[s].push_back(name + "_k" + std::to_string(n.kernel_of(c, s)));
-  return fns;
-}
 
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const AotOptions& opts,
                                 const std::vector<Halide::Target>& targets, const StagingDir& stage) {
@@ -143,7 +132,7 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const Ao
   CompiledKernels out;
   const KernelNumbering numbering = number_kernels(g, plan);
   out.classes = numbering.classes;
-  out.fn_of_group = function_names(numbering, plan, opts.name);
+  out.fn_of_group = kernel_function_names(numbering, plan, opts.name);
   std::ostringstream protos;
   std::optional<Graph> typed;
   for (size_t i = 0; i < numbering.kernels.size(); ++i) {
@@ -251,32 +240,6 @@ std::string header_text(const AotPlan& plan, const CompiledKernels& ks, int kern
   return h.str();
 }
 
-// Every constant the groups read (and constant graph outputs), 64-byte aligned; `total` gets the
-// file's size.
-std::vector<AotWeight> weight_entries(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, int64_t& total) {
-  std::set<std::string> skip(g.inputs().begin(), g.inputs().end());
-  for (const ArenaSlot& s : mp.slots) skip.insert(s.value);
-  std::vector<AotWeight> weights;
-  int64_t off = 0;
-  auto note = [&](const std::string& v) {
-    if (!g.value(v).constant || !skip.insert(v).second) return;
-    const Tensor& t = *g.value(v).constant;
-    AotWeight e;
-    e.name = v;
-    e.dtype = t.dtype();
-    e.shape = t.shape();
-    e.offset = (off + 63) / 64 * 64;
-    e.bytes = static_cast<int64_t>(t.nbytes());
-    off = e.offset + e.bytes;
-    weights.push_back(e);
-  };
-  for (const FusionGroup& grp : plan.groups)
-    for (const std::string& in : grp.inputs) note(in);
-  for (const std::string& o : g.outputs()) note(o);
-  total = off;
-  return weights;
-}
-
 void write_weights_file(const Graph& g, const std::vector<AotWeight>& weights, const fs::path& path) {
   std::ofstream wf(path, std::ios::binary);
   int64_t off = 0;
@@ -288,80 +251,6 @@ void write_weights_file(const Graph& g, const std::vector<AotWeight>& weights, c
   }
   wf.flush();
   if (!wf) throw GafError("cannot write '" + path.string() + "'");
-}
-
-// With dynamic dims: the dims' expressions, and the shape the largest over their ranges.
-AotTensor aot_tensor(const Graph& g, const std::string& v) {
-  const Value& val = g.value(v);
-  AotTensor t{v, val.type.dtype, val.type.shape(), val.sym_dims};
-  for (size_t d = 0; d < val.sym_dims.size(); ++d) t.shape[d] = max_over(val.sym_dims[d], g.dynamic);
-  return t;
-}
-
-// The members of `grp` with an index input (OpSchema::index_input) whose indices and data both
-// come from outside the group: the runner checks them before the kernel (which clamps).
-std::vector<AotIndexCheck> index_checks(const Graph& g, const FusionGroup& grp) {
-  std::vector<AotIndexCheck> checks;
-  auto external = [&](const std::string& v) { return std::count(grp.inputs.begin(), grp.inputs.end(), v) > 0; };
-  for (int idx : grp.nodes) {
-    const Node& n = g.nodes()[idx];
-    const OpSchema* schema = OpRegistry::global().find(n.op_type);
-    if (!schema || !schema->index_input) continue;
-    const OpSchema::IndexInput& ii = *schema->index_input;
-    if (static_cast<size_t>(std::max(ii.indices, ii.data)) >= n.inputs.size()) continue;
-    const std::string &indices = n.inputs[ii.indices], &data = n.inputs[ii.data];
-    if (!external(indices) || !external(data)) continue;
-    const int axis = index_axis(ii, n, static_cast<int>(g.value(data).type.shape().size()));
-    if (axis >= 0) checks.push_back(AotIndexCheck{n.name, n.op_type, indices, data, axis});
-  }
-  return checks;
-}
-
-// The plan file's content: the graph's inputs and outputs, the arena, the groups in order.
-AotPlan make_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, const AotOptions& opts,
-                  const CompiledKernels& ks) {
-  AotPlan p;
-  p.name = opts.name;
-  p.model = opts.model;
-  p.npu = opts.npu != nullptr;
-  if (opts.npu) p.npu_target = *opts.npu;
-  p.library = opts.name + ".a";
-  p.header = opts.name + ".h";
-  p.weights_file = opts.name + ".weights";
-  for (const std::string& in : g.inputs()) p.inputs.push_back(aot_tensor(g, in));
-  for (const std::string& o : g.outputs()) p.outputs.push_back(aot_tensor(g, o));
-  for (const auto& [name, range] : g.dynamic) p.dims.push_back(AotDim{name, range});
-  if (!g.dynamic.empty())
-    for (const ShapeClass& c : ks.classes) p.classes.push_back(c.ranges);
-  p.kernels = ks.kernels;
-  p.arena_bytes = mp.arena_bytes;
-  p.arena_lower_bound = mp.lower_bound;
-  p.arena_alignment = MemoryPlan::kArenaAlignment;
-  for (const ArenaSlot& s : mp.slots) {
-    AotBuffer b;
-    static_cast<AotTensor&>(b) = aot_tensor(g, s.value);
-    b.offset = s.offset;
-    b.bytes = s.bytes;
-    b.first = s.first;
-    b.last = s.last;
-    p.buffers.push_back(b);
-  }
-  for (size_t s = 0; s < plan.groups.size(); ++s) {
-    const FusionGroup& grp = plan.groups[s];
-    AotGroup a;
-    a.id = grp.id;
-    a.kind = fusion_kind_name(grp.kind);
-    a.label = group_label(g, grp);
-    a.inputs = grp.inputs;
-    a.outputs = grp.outputs;
-    for (const std::string& o : grp.outputs)
-      if (shape_numel(g.value(o).type.shape()) > 0) a.kernel_outputs.push_back(o);
-    for (const std::string& fn : ks.fn_of_group[s]) a.class_kernels.push_back(a.kernel_outputs.empty() ? "" : fn);
-    a.kernel = a.class_kernels.front();
-    a.index_checks = index_checks(g, grp);
-    p.groups.push_back(a);
-  }
-  return p;
 }
 
 }  // namespace
@@ -395,11 +284,13 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
   const MemoryPlan mp = plan_memory(g, plan);
   res.arena_bytes = mp.arena_bytes;
   res.lower_bound = mp.lower_bound;
-  AotPlan p = make_plan(g, plan, mp, opts, ks);
+  AotPlan p = make_aot_plan(g, plan, mp, opts.name, opts.model, opts.npu, ks);
   p.halide_target = res.target;
   p.weights = weight_entries(g, plan, mp, p.weights_bytes);
   write_weights_file(g, p.weights, stage.path(p.weights_file));
   res.weight_bytes = p.weights_bytes;
+  for (const auto& [present, b] : opts.kv_caches)
+    p.kv_caches.push_back(AotKvCache{present, b.past, b.axis, b.capacity, b.append});
   p.kernel_table_hash_recorded = p.kernel_table_hash();
   p.validate("the plan of " + name);  // what the runner will check, checked here first
   write_text(stage.path(name + ".h"), header_text(p, ks, res.kernels));
@@ -410,64 +301,15 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
   return res;
 }
 
-Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
-                            const ScheduleDb* schedules, const std::map<std::string, KvCacheBinding>& kv_caches) {
-  check_library_name(name);
-  const HostScheduleParams defaults = host_params_for(host_target());
-  const std::string machine = schedules ? host_machine_key() : "";
-  Executable out;
-  std::vector<std::string> dim_names;  // the kernels' scalar arguments, in the plan's order
-  for (const auto& [d, range] : g.dynamic) dim_names.push_back(d);
-  const KernelNumbering numbering = number_kernels(g, plan);
-  CompiledKernels ks;  // what compile_plan_aot records of its kernels, for the plan
-  ks.classes = numbering.classes;
-  ks.fn_of_group = function_names(numbering, plan, name);
-  std::optional<Graph> typed;
-  for (size_t i = 0; i < numbering.kernels.size(); ++i) {
-    const size_t c = numbering.kernels[i].shape_class;
-    if (i == 0 || c != numbering.kernels[i - 1].shape_class) typed = class_graph(g, ks.classes[c]);
-    const Graph& gc = typed ? *typed : g;
-    const FusionGroup& grp = plan.groups[numbering.kernels[i].group];
-    const std::string fn = name + "_k" + std::to_string(i);
-    const TunedSchedule* tuned = schedules ? schedules->find(grp.signature, "host", machine) : nullptr;
-    std::shared_ptr<GroupKernel> k =
-        compile_group_kernel(gc, grp, KernelOptions{tuned ? with_tuned(defaults, *tuned) : defaults});
-    bool computes = false;
-    for (const TensorDesc& d : k->output_descs()) computes = computes || shape_numel(d.shape) > 0;
-    AotKernel entry;
-    entry.function = computes ? fn : "";
-    entry.signature = grp.signature;
-    entry.tuned = tuned != nullptr;
-    entry.first_group = grp.id;
-    ks.kernels.push_back(entry);
-    if (c == 0) ks.tuned += tuned != nullptr;
-    if (!computes) continue;
-    out.kernels[fn] = [k, n_in = grp.inputs.size(), dim_names](void** args) {
-      return k->run_argv(args, n_in, dim_names);
-    };
-  }
-  AotOptions named;
-  named.name = name;
-  named.model = g.name;
-  const MemoryPlan mp = plan_memory(g, plan);
-  out.plan = make_plan(g, plan, mp, named, ks);
-  out.plan.halide_target = host_target().to_string();
-  out.plan.weights_file = "";  // the weights are the graph's constants
-  out.plan.weights = weight_entries(g, plan, mp, out.plan.weights_bytes);
-  for (const AotWeight& w : out.plan.weights) out.weights.emplace(w.name, *g.value(w.name).constant);
-  for (const auto& [present, b] : kv_caches)
-    out.plan.kv_caches.push_back(AotKvCache{present, b.past, b.axis, b.capacity, b.append});
-  out.plan.kernel_table_hash_recorded = out.plan.kernel_table_hash();
-  return out;
-}
-
 JitKernelTable jit_kernel_table(const Graph& loaded, const FusionPlan& plan, const std::string& name,
                                 const ScheduleDb* schedules) {
   // Packed as compile_plan_aot packs for one target, so the kernels match its weights file;
   // kept alive with the kernels that were built from it.
   auto packed = std::make_shared<Graph>(loaded);
   pack_matmul_weights(*packed, host_params_for(host_target()));
-  Executable e = build_executable(*packed, plan, name, schedules);
+  ExecutableOptions eo;
+  eo.schedules = schedules;
+  Executable e = build_executable(*packed, plan, name, eo);
   JitKernelTable out;
   for (auto& [fn, k] : e.kernels)
     out.kernels[fn] = [k = std::move(k), packed](void** args) { return k(args); };

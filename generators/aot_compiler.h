@@ -14,7 +14,6 @@
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
 #include "generators/kv_cache.h"
-#include "runtime/aot_plan.h"
 #include "runtime/npu_target.h"
 #include "runtime/plan_runner.h"
 #include "schedules/schedule_db.h"
@@ -33,6 +32,9 @@ struct AotOptions {
   // target, compiled for one host target with their staging copies traced; the plan file then
   // carries the target and each kernel's stage map, and the plan runtime counts them.
   const NpuTarget* npu = nullptr;
+  // KV caches the plan runner keeps in blocks (bind_kv_caches has marked their values in the
+  // graph: their kernels take window strides), recorded in the plan.
+  std::map<std::string, KvCacheBinding> kv_caches;
 };
 
 struct AotResult {
@@ -56,21 +58,6 @@ AotResult compile_plan_aot(const Graph& g, const FusionPlan& plan, const AotOpti
 // args[i] is a halide_buffer_t*, group inputs then computed outputs; the kernels are the JIT
 // executor's (generators/group_kernel.h: compile_group_kernel, called through run_argv). With the hash of the table (as the generated header's), so a plan
 // file gaf compile wrote runs with either kernel kind.
-// A plan built in this process for the plan runner (PlanRunner's in-memory constructor): the
-// plan gaf compile would write for `g` as it is (packed or not; kernels named NAME_k<i> in the
-// one numbering, generators/kernel_numbering.h), those kernels JIT-compiled for the host as the
-// fused executor compiles them, and the weights as `g`'s own constants (shared). The kernels
-// were built from `g`: keep it alive while they run. Host plans only. `kv_caches`: what
-// bind_kv_caches returned for `g` (their values marked as windows), recorded in the plan.
-struct Executable {
-  AotPlan plan;
-  std::map<std::string, PlanKernel> kernels;
-  std::map<std::string, Tensor> weights;
-};
-Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
-                            const ScheduleDb* schedules = nullptr,
-                            const std::map<std::string, KvCacheBinding>& kv_caches = {});
-
 struct JitKernelTable {
   std::map<std::string, PlanKernel> kernels;
   std::string table_hash;

@@ -60,4 +60,27 @@ std::map<std::string, KvCacheBinding> bind_kv_caches(Graph& g, const FusionPlan&
   return bound;
 }
 
+std::vector<KvCacheBinding> decoder_kv_caches(const Graph& g, int64_t capacity) {
+  const std::string present_prefix = "present.", past_prefix = "past_key_values.";
+  std::vector<KvCacheBinding> caches;
+  for (const std::string& out : g.outputs()) {
+    if (out.rfind(present_prefix, 0) != 0) continue;
+    std::string past = past_prefix + out.substr(present_prefix.size());
+    if (std::find(g.inputs().begin(), g.inputs().end(), past) == g.inputs().end()) past.clear();
+    const std::string& along = past.empty() ? out : past;
+    const SymShape& dims = g.value(along).sym_dims;
+    int axis = -1;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!dims[d].is_constant()) {
+        if (axis >= 0) throw GafError("KV cache '" + out + "': '" + along + "' has more than one dynamic dim");
+        axis = static_cast<int>(d);
+      }
+    if (axis < 0)
+      throw GafError("KV cache '" + out + "': '" + along + "' has no dynamic dim to hold the cache length (give it a range with --dim)");
+    caches.push_back(KvCacheBinding{out, past, axis, capacity});
+  }
+  if (caches.empty()) throw GafError("the model has no 'present.*' outputs to keep as KV caches");
+  return caches;
+}
+
 }  // namespace gaf

@@ -1,5 +1,7 @@
 #include "runtime/aot_plan.h"
 
+#include "runtime/fnv_hash.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -102,18 +104,6 @@ class Reader {
 };
 
 std::string item(const char* list, size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
-
-// FNV-1a, 64 bits: a stable fingerprint, not a security measure.
-std::string fnv1a_hex(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
 
 }  // namespace
 

@@ -130,8 +130,8 @@ struct PlanRunner::Impl {
     std::vector<Slot*> args;      // inputs then outputs
     size_t num_inputs = 0;        // the dims' scalars go between
     struct IndexCheck {
-      const Slot* indices;
-      const Slot* data;
+      size_t indices, data;  // argument positions (group inputs)
+      DType indices_dtype;
       int axis;
       std::string node, name;  // "node 'X' (Gather)", the indices' value
     };
@@ -219,7 +219,8 @@ struct PlanRunner::Impl {
       if (!s.sym_shape.empty()) set_shape(s, eval_shape(s.sym_shape, bound));
   }
 
-  void load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table);
+  // aot_library: the kernels are a compiled library's (its runtime gets the NPU trace handler).
+  void load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table, bool aot_library);
   std::map<std::string, Tensor> weight_tensors;  // in-memory plans: the weights' storage
 
   struct Cache {
@@ -228,6 +229,77 @@ struct PlanRunner::Impl {
     Slot* past;  // null: none
   };
   std::vector<Cache> caches;
+
+  std::function<void(size_t)> group_hook;  // before each group while profiling
+  size_t peak_bytes = 0;
+  struct Live {
+    const Slot* slot;
+    size_t first, last;  // the groups it lives through
+  };
+  std::vector<Live> live;  // the arena's values
+  std::vector<void*> argv;
+
+  // Runs step s's kernel on `bufs` (its arguments: group inputs, then kernel outputs): the
+  // index checks, the dims' scalars, the NPU session, the profile, errors naming the group.
+  void invoke(size_t s, const std::vector<halide_buffer_t*>& bufs) {
+    Step& st = steps[s];
+    const PlanKernel& fn = st.fns.at(current_class);
+    if (!fn) return;
+    for (const Step::IndexCheck& c : st.index_checks) {
+      const halide_buffer_t& ind = *bufs[c.indices];
+      const halide_buffer_t& data = *bufs[c.data];
+      int64_t count = 1;
+      for (int d = 0; d < ind.dimensions; ++d) count *= ind.dim[d].extent;
+      const int64_t extent = data.dim[data.dimensions - 1 - c.axis].extent;
+      const std::string bad = index_out_of_range(c.indices_dtype, ind.host, count, extent, c.axis, c.name);
+      if (!bad.empty()) throw GafError(c.node + ": " + bad);
+    }
+    argv.clear();
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      if (i == st.num_inputs)
+        for (int32_t& d : dim_values) argv.push_back(&d);
+      halide_buffer_t& b = *bufs[i];
+      b.flags = 0;
+      b.device = 0;
+      b.device_interface = nullptr;
+      argv.push_back(&b);
+    }
+    if (st.num_inputs == bufs.size())
+      for (int32_t& d : dim_values) argv.push_back(&d);
+    if (profile && group_hook) group_hook(s);
+    auto t0 = std::chrono::steady_clock::now();
+    int rc;
+    try {
+      if (npu) {
+        if (npu_counts.size() != steps.size()) npu_counts.assign(steps.size(), NpuCounts());
+        NpuSimulator::Session session(npu_stages[s], npu_counts[s]);
+        rc = fn(argv.data());
+      } else {
+        rc = fn(argv.data());
+      }
+    } catch (const GafError& e) {  // a JIT kernel's failure, its message already taken
+      throw GafError(st.label + ": " + e.what());
+    }
+    if (profile) ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (rc != 0) {
+      std::string msg = take_halide_error();
+      throw GafError(st.label + ": kernel failed with Halide error " + std::to_string(rc) +
+                     (msg.empty() ? "" : ": " + msg));
+    }
+  }
+
+  // The most bytes of values live at once over the groups (at this run's shapes): a value from
+  // the group that writes it to the last that reads it.
+  size_t live_peak() const {
+    std::vector<int64_t> delta(steps.size() + 1, 0);
+    for (const Live& v : live) {
+      delta[v.first] += v.slot->bytes;
+      delta[v.last + 1] -= v.slot->bytes;
+    }
+    int64_t now = 0, peak = 0;
+    for (int64_t d : delta) peak = std::max(peak, now += d);
+    return static_cast<size_t>(peak);
+  }
 
   Slot& slot(const std::string& name, const std::string& where) {
     auto it = slots.find(name);
@@ -257,7 +329,7 @@ PlanRunner::TensorSpec spec_of(const AotTensor& t) { return PlanRunner::TensorSp
 }  // namespace
 
 // Everything but the weights' storage: slots, arena, steps with their kernels.
-void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table) {
+void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table, bool aot_library) {
   Impl& m = *this;
   install_error_handler();
 
@@ -270,6 +342,10 @@ void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, Pla
   m.lower_bound = plan.arena_lower_bound;
   m.weight_bytes = plan.weights_bytes;
   for (const AotBuffer& b : plan.buffers) m.add_slot(b, Slot::Arena, b.offset);
+  const size_t last_group = plan.groups.empty() ? 0 : plan.groups.size() - 1;
+  for (const AotBuffer& b : plan.buffers)
+    m.live.push_back(Impl::Live{&m.slots.at(b.name), std::min<size_t>(static_cast<size_t>(std::max(b.first, 0)), last_group),
+                                std::min<size_t>(static_cast<size_t>(std::max(b.last, 0)), last_group)});
   for (const AotWeight& w : plan.weights) m.add_slot(w, Slot::Weight, w.offset);
 
   for (const AotKvCache& c : plan.kv_caches) {
@@ -289,11 +365,20 @@ void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, Pla
     m.npu_target = plan.npu_target;
     for (const AotKernel& k : plan.kernels)
       if (!k.function.empty()) stages_of[k.function] = &k.npu_stages;
-    install_npu_trace();
+    if (aot_library) install_npu_trace();  // JIT kernels route their trace themselves
   }
 
   m.dims = plan.dims;
   m.classes = plan.classes;
+  // Until a run binds them (run_group before any run): the dims at their upper bounds, where the
+  // slots' shapes are.
+  m.current_class = 0;
+  for (const AotDim& d : m.dims) {
+    m.dim_values.push_back(static_cast<int32_t>(d.range.hi));
+    m.bound[d.name] = d.range.hi;
+  }
+  for (size_t c = 0; c < m.classes.size(); ++c)
+    if (ranges_hold(m.classes[c], m.bound)) m.current_class = c;
   for (const AotGroup& grp : plan.groups) {
     const std::string where = "group g" + std::to_string(grp.id);
     Impl::Step st;
@@ -311,8 +396,12 @@ void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, Pla
         m.fail(where + ": kernel '" + fn + "' is not in the kernel table (linked the wrong library?)");
       st.fns.push_back(it->second);
     }
-    for (const AotIndexCheck& c : grp.index_checks)
-      st.index_checks.push_back(Impl::Step::IndexCheck{&m.slot(c.indices, where), &m.slot(c.data, where), c.axis,
+    auto position = [&](const std::string& v) {
+      return static_cast<size_t>(std::find(grp.inputs.begin(), grp.inputs.end(), v) - grp.inputs.begin());
+    };
+    for (const AotIndexCheck& c : grp.index_checks)  // validate(): both are group inputs
+      st.index_checks.push_back(Impl::Step::IndexCheck{position(c.indices), position(c.data),
+                                                       m.slot(c.indices, where).dtype, c.axis,
                                                        "node '" + c.node + "' (" + c.op + ")", c.indices});
     m.npu_stages.push_back(m.npu && !grp.kernel.empty() ? *stages_of.at(grp.kernel) : NpuStageMap());
     m.steps.push_back(std::move(st));
@@ -333,7 +422,7 @@ PlanRunner::PlanRunner(const std::string& plan_path, std::map<std::string, PlanK
   if (plan.kernel_table_hash_recorded != table_hash)
     m.fail("field 'kernel_table_hash': '" + plan.kernel_table_hash_recorded + "', the kernel library's is '" +
            table_hash + "' (a plan compiled for another model, shape or library)");
-  m.load(plan, table);
+  m.load(plan, table, true);
 
   // Weights: one read of the whole file, whose size the plan states.
   fs::path wpath = fs::path(plan_path).parent_path() / plan.weights_file;
@@ -357,7 +446,7 @@ PlanRunner::PlanRunner(const AotPlan& plan, std::map<std::string, PlanKernel> ta
   Impl& m = *impl_;
   m.file = "the plan of " + plan.name;
   plan.validate(m.file);
-  m.load(plan, table);
+  m.load(plan, table, false);
   for (const AotWeight& w : plan.weights) {
     auto it = weights.find(w.name);
     if (it == weights.end()) m.fail("weight '" + w.name + "' was not given");
@@ -412,50 +501,19 @@ void PlanRunner::run(const std::map<std::string, Tensor>& inputs, std::map<std::
     view_tensor(w.written, c.present->written, c.present->written_dims);
     outputs[c.spec.present] = w.whole;
   }
-  std::vector<void*> argv;
   if (m.npu) m.npu_counts.assign(m.steps.size(), NpuCounts());
+  std::vector<halide_buffer_t*> bufs;
   for (size_t s = 0; s < m.steps.size(); ++s) {
     Impl::Step& st = m.steps[s];
-    const PlanKernel fn = st.fns.at(m.current_class);
-    if (!fn) continue;
-    for (const Impl::Step::IndexCheck& c : st.index_checks) {
-      const std::string bad = index_out_of_range(c.indices->dtype, c.indices->buf.host, shape_numel(c.indices->shape),
-                                                 c.data->shape.at(static_cast<size_t>(c.axis)), c.axis, c.name);
-      if (!bad.empty()) throw GafError(c.node + ": " + bad);
-    }
-    argv.clear();
+    bufs.clear();
     for (size_t i = 0; i < st.args.size(); ++i) {
-      if (i == st.num_inputs)
-        for (int32_t& d : m.dim_values) argv.push_back(&d);
       Slot* a = st.args[i];
       // The group computing a cache's present writes its window of new rows; readers read all.
-      halide_buffer_t& b = a->kind == Slot::Cache && i >= st.num_inputs ? a->written : a->buf;
-      b.flags = 0;
-      b.device = 0;
-      b.device_interface = nullptr;
-      argv.push_back(&b);
+      bufs.push_back(a->kind == Slot::Cache && i >= st.num_inputs ? &a->written : &a->buf);
     }
-    if (st.num_inputs == st.args.size())
-      for (int32_t& d : m.dim_values) argv.push_back(&d);
-    auto t0 = std::chrono::steady_clock::now();
-    int rc;
-    try {
-      if (m.npu) {
-        NpuSimulator::Session session(m.npu_stages[s], m.npu_counts[s]);
-        rc = fn(argv.data());
-      } else {
-        rc = fn(argv.data());
-      }
-    } catch (const GafError& e) {  // a JIT kernel's failure, its message already taken
-      throw GafError(st.label + ": " + e.what());
-    }
-    if (m.profile) m.ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (rc != 0) {
-      std::string msg = take_halide_error();
-      throw GafError(st.label + ": kernel failed with Halide error " + std::to_string(rc) +
-                     (msg.empty() ? "" : ": " + msg));
-    }
+    m.invoke(s, bufs);
   }
+  m.peak_bytes = std::max(m.peak_bytes, m.live_peak());
   // Outputs out of the arena into the caller's tensors (reused when they fit); caches are set.
   for (const TensorSpec& o : m.outs) {
     const Slot& s = m.slots.at(o.name);
@@ -467,6 +525,34 @@ void PlanRunner::run(const std::map<std::string, Tensor>& inputs, std::map<std::
   }
   for (const TensorSpec& in : m.ins) m.slots.at(in.name).buf.host = nullptr;
 }
+
+std::vector<Tensor> PlanRunner::run_group(size_t s, const std::vector<const Tensor*>& inputs) {
+  Impl& m = *impl_;
+  Impl::Step& st = m.steps.at(s);
+  if (inputs.size() != st.num_inputs)
+    throw GafError(st.label + ": " + std::to_string(inputs.size()) + " inputs given, it reads " +
+                   std::to_string(st.num_inputs));
+  std::vector<halide_buffer_t> bufs(st.args.size());
+  std::vector<std::vector<halide_dimension_t>> dims(st.args.size());
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < st.args.size(); ++i) {
+    bufs[i].type = st.args[i]->buf.type;
+    if (i < st.num_inputs) {
+      if (!inputs[i]) throw GafError(st.label + ": input " + std::to_string(i) + " is missing");
+      view_tensor(*inputs[i], bufs[i], dims[i]);
+    } else {
+      outs.push_back(Tensor::uninitialized(st.args[i]->dtype, st.args[i]->shape));
+      view_tensor(outs.back(), bufs[i], dims[i]);
+    }
+  }
+  std::vector<halide_buffer_t*> ptrs;
+  for (halide_buffer_t& b : bufs) ptrs.push_back(&b);
+  m.invoke(s, ptrs);
+  return outs;
+}
+
+void PlanRunner::set_group_hook(std::function<void(size_t)> hook) { impl_->group_hook = std::move(hook); }
+size_t PlanRunner::peak_bytes() const { return impl_->peak_bytes; }
 
 const std::vector<PlanRunner::TensorSpec>& PlanRunner::inputs() const { return impl_->ins; }
 const std::vector<PlanRunner::TensorSpec>& PlanRunner::outputs() const { return impl_->outs; }

@@ -88,6 +88,14 @@ class PlanRunner {
   size_t group_count() const;
   std::string group_label(size_t s) const;  // "g3 normalization LayerNorm (name_k2)"
 
+  // Runs group `s` alone on `inputs` (its group inputs in order) into fresh tensors (its kernel
+  // outputs, at the shapes of the last run's dims, or their upper bounds before any run).
+  std::vector<Tensor> run_group(size_t s, const std::vector<const Tensor*>& inputs);
+  // The most bytes of arena values live at once in any run so far (at the runs' shapes).
+  size_t peak_bytes() const;
+  // Called before each group's kernel while profiling (tensor-parallel ranks meet there).
+  void set_group_hook(std::function<void(size_t group)> hook);
+
   // Time per group of each later run (ms), when on.
   void set_profiling(bool on);
   const std::vector<double>& group_ms() const;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "runtime/fnv_hash.h"
 #include "runtime/npu_target.h"
 
 namespace gaf {
@@ -29,10 +30,7 @@ std::string npu_machine_key(const NpuTarget& t) {
   num(t.vector_bytes_per_cycle);
   s << t.ub_align_bytes << ';' << t.l0_align_bytes << ';' << t.gm_line_bytes << ';';
   num(t.launch_overhead_us);
-  uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across runs and builds
-  for (unsigned char c : s.str()) h = (h ^ c) * 1099511628211ull;
-  std::snprintf(d, sizeof d, "%016llx", static_cast<unsigned long long>(h));
-  return t.name + " " + d;
+  return t.name + " " + fnv1a_hex(s.str());
 }
 
 }  // namespace gaf

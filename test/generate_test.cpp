@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -101,16 +102,6 @@ TEST_F(Generate, GreedyTokensEqualPyTorchs) {
   EXPECT_EQ(ids(gen.generate(prompt, 32, s).tokens), first);
   s.seed = 6;
   EXPECT_NE(ids(gen.generate(prompt, 32, s).tokens), first);
-}
-
-// The same decoder through the plan runner (the AOT runtime) with its KV caches appended in
-// place: PyTorch's tokens, and the step's caches stay in the prefill's blocks.
-TEST_F(Generate, PlanRunnerGivesTheSameTokens) {
-  const Tensor prompt = read_npy(dir_ + "/input_ids.npy");
-  const Tensor expected = read_npy(dir_ + "/expected_tokens.npy");
-  Generator gen(dir_, 1, prompt.shape()[1] + kNewTokens, EngineOptions{}, /*plan_runner=*/true);
-  EXPECT_EQ(ids(gen.generate(prompt, kNewTokens).tokens), ids(expected));
-  EXPECT_EQ(ids(gen.generate(prompt, kNewTokens).tokens), ids(expected)) << "a second generation on the kept blocks";
 }
 
 // A 512-id prompt (model positions 1024): the prefill's size class is compiled at 528 rows, and
@@ -279,6 +270,13 @@ TEST_F(GenerateAotApp, GeneratesWithoutHalide) {
                                     "/expected_tokens.npy");
   EXPECT_NE(r.out.find("compare: all 128 tokens equal"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("decode: median"), std::string::npos) << r.out;
+  // The step library keeps every cache in a block and appends in place (gaf compile
+  // --kv-cache-capacity): its plan lists the caches, each continuing its past.
+  std::ifstream plan_file(dir + "/build/step.gaf/step.plan.json");
+  std::stringstream plan_text;
+  plan_text << plan_file.rdbuf();
+  EXPECT_NE(plan_text.str().find("\"kv_caches\""), std::string::npos) << "step.plan.json has no kv_caches";
+  EXPECT_NE(plan_text.str().find("\"append\": true"), std::string::npos) << "the step does not append in place";
 
   // Sampled with a seed: the same tokens as gaf generate (JIT) with the same settings.
   const std::string sampled = " --temperature 2 --top-k 50 --top-p 0.95 --seed 9";

@@ -10,13 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
-#include "runtime/plan_runner.h"
 #include "fusion/ir/builder.h"
 #include "test/planner_test_util.h"
 #include "runtime/tensor_io.h"
@@ -253,14 +251,6 @@ TEST_P(Zoo, MatchesPyTorchFusedAndUnfusedWithItsStatedPlan) {
     EXPECT_LE(err, kMaxRelativeL2) << mode;
     std::printf("[zoo] %s opset %d %s: %zu kernels, relative L2 error %.2e\n", GetParam().model.c_str(),
                 GetParam().opset, mode, e->plan().groups.size(), err);
-    // The same plan through the plan runner (the AOT runtime) with the same JIT kernels: the
-    // same values bit for bit (same kernels on the same inputs; only where values live differs).
-    Executable ex = e->executable("zoo");
-    PlanRunner runner(ex.plan, ex.kernels, ex.weights);
-    const Tensor via_runner = runner.run(inputs).at("output");
-    ASSERT_EQ(via_runner.shape(), got.shape()) << mode;
-    EXPECT_EQ(std::memcmp(via_runner.raw(), got.raw(), got.nbytes()), 0) << mode << ": plan runner differs, relative L2 "
-                                                                         << relative_l2(via_runner, got);
   }
 }
 

@@ -4,10 +4,9 @@
 // decoder (CMakeLists.txt), run by the plan runtime. Prints time to first token, per-token
 // latency and the ids; --compare exits 3 at the first token that differs from EXPECTED.npy.
 //
-// Each step feeds every present.X back as past_key_values.X. The runner's outputs are copies
-// out of its arena and the model's own Concat(past, new) copies the cache into the next
-// present, so a step moves the whole cache once; `gaf generate` (JIT) keeps the cache in one
-// block per tensor and appends in place instead.
+// Each step feeds every present.X back as past_key_values.X. The libraries were compiled with
+// --kv-cache-capacity: each present.X is a window of a block the runner keeps, and a step writes
+// only its new row into it (no copy of the cache per token), as `gaf generate` does.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -41,7 +40,7 @@ int64_t whole(const std::string& text, const char* what, int64_t least) {
 }
 
 gaf::DecoderRun run_of(gaf::PlanRunner& runner) {
-  return [&runner](const gaf::NamedTensors& in, gaf::NamedTensors& out) { out = runner.run(in); };
+  return [&runner](const gaf::NamedTensors& in, gaf::NamedTensors& out) { runner.run(in, out); };
 }
 
 }  // namespace

@@ -29,7 +29,6 @@ struct GenerateArgs {
   int repeat = 1;
   int warmup = 0;
   bool profile = false;
-  bool plan_runner = false;
   Sampling sampling;
   std::string input_ids, compare;
 };
@@ -106,7 +105,7 @@ int generate(const GenerateArgs& a) {
   const int64_t batch = from_file ? from_file->shape()[0] : 1, p = from_file ? from_file->shape()[1] : a.prompt_len;
   const int64_t max_len = a.max_len ? a.max_len : std::max<int64_t>(p + a.new_tokens, 2);
   auto t0 = std::chrono::steady_clock::now();
-  Generator gen(a.dir, batch, max_len, base, a.plan_runner);
+  Generator gen(a.dir, batch, max_len, base);
   if (from_file) check_token_ids(*from_file, gen.vocab(), a.input_ids);
   const Tensor prompt = from_file ? *from_file : generated_prompt(p, gen.vocab());
   gen.compile();
@@ -168,8 +167,6 @@ Action add_generate_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--seed", a->sampling.seed, "sampling: the seed (the same seed gives the same tokens)")
       ->capture_default_str();
-  c->add_flag("--plan-runner", a->plan_runner,
-              "run both plans through the AOT plan runtime (what gaf compile ships) with JIT-compiled kernels");
   c->add_flag("--profile", a->profile,
               "split a decode step's time into its kernels, the executor and the loop; list the slowest groups");
   a->fusion.add_to(c);

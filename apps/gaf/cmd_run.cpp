@@ -20,7 +20,6 @@
 #include "generators/plan_profiler.h"
 #include "generators/shape_classes.h"
 #include "runtime/fnv_hash.h"
-#include "runtime/plan_runner.h"
 #include "runtime/process_memory.h"
 #include "runtime/tensor_io.h"
 
@@ -39,7 +38,6 @@ struct RunArgs {
   bool compare = false;
   bool reference = false;
   bool profile = false;
-  bool plan_runner = false;
   std::string schedules;  // tuned-schedule database (gaf-tune)
 };
 
@@ -104,27 +102,8 @@ double median_ms(int repeat, RunFn run) {
   return t[t.size() / 2];
 }
 
-// --plan-runner: the plan as gaf compile would ship it, run by the AOT plan runtime with the
-// fused executor's JIT kernels (Engine::executable): per-group steps over one arena.
-TensorMap run_by_plan_runner(Engine& engine, const TensorMap& inputs, int repeat) {
-  auto p0 = std::chrono::steady_clock::now();
-  const FusionPlan& plan = engine.plan();
-  std::cout << fusion_log_lines(engine.kernel_graph(), plan);
-  Executable ex = engine.executable();
-  PlanRunner runner(ex.plan, ex.kernels, ex.weights);
-  std::printf("compile: %zu groups -> %zu kernels in %.2f s [plan runner]\n", plan.groups.size(), ex.kernels.size(),
-              seconds_since(p0));
-  TensorMap outs = runner.run(inputs);  // warm-up
-  double ms = median_ms(repeat, [&] { outs = runner.run(inputs); });
-  std::printf("forward (%s, plan runner): median %.2f ms over %d run(s), arena %.1f MB\n",
-              engine.fusion_enabled() ? "fused" : "unfused", ms, repeat, runner.arena_bytes() / 1e6);
-  return outs;
-}
-
 int run(const RunArgs& a) {
   a.common.apply();
-  if (a.plan_runner && (a.compare || a.profile || a.reference))
-    throw GafError("--plan-runner runs the plan alone: without --compare, --profile or --reference");
   std::unique_ptr<ScheduleDb> db;  // read first: a bad file fails before the model is loaded
   if (!a.schedules.empty()) db = std::make_unique<ScheduleDb>(ScheduleDb::load(a.schedules, false));
   TensorMap inputs = read_input_files(a.inputs);
@@ -157,9 +136,7 @@ int run(const RunArgs& a) {
               engine.passes().folded_nodes);
 
   TensorMap outs;
-  if (a.plan_runner) {
-    outs = run_by_plan_runner(engine, inputs, a.repeat);
-  } else if (a.reference) {
+  if (a.reference) {
     const Graph& g = engine.graph();  // not planned: as loaded
     ReferenceExecutor& ref = engine.reference();
     outs = ref.run(g, inputs);  // warm-up compiles
@@ -260,8 +237,6 @@ Action add_run_command(CLI::App& app) {
   c->add_flag("--profile", a->profile, "print the median time of each group over --repeat extra runs");
   c->add_option("--schedules", a->schedules, "tuned-schedule database written by gaf-tune (JSON)");
   c->add_flag("--reference", a->reference, "run the unfused reference executor (one compute_root pipeline per op)");
-  c->add_flag("--plan-runner", a->plan_runner,
-              "run the plan through the AOT plan runtime (what gaf compile ships) with JIT-compiled kernels");
   return [a] { return run(*a); };
 }
 

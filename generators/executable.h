@@ -1,0 +1,85 @@
+// The executable form of a plan, one for both paths: the plan file's content (AotPlan: inputs,
+// outputs, the arena, the groups with their kernels by number, index checks, KV caches) and,
+// built in this process, its kernels JIT-compiled and its weights. The fused executor runs it
+// with the plan runner (runtime/plan_runner.h); gaf compile writes the same plan with the same
+// kernels compiled into a library (aot_compiler.h), which the plan runner runs as well. No Halide.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusion/ir/graph.h"
+#include "fusion/planner/plan.h"
+#include "generators/group_kernel.h"
+#include "generators/kernel_numbering.h"
+#include "generators/kv_cache.h"
+#include "generators/memory_plan.h"
+#include "generators/reference_executor.h"
+#include "runtime/aot_plan.h"
+#include "runtime/communicator.h"
+#include "runtime/npu_target.h"
+#include "runtime/plan_runner.h"
+#include "schedules/schedule_db.h"
+
+namespace gaf {
+
+// ---- The plan's content (shared with gaf compile) ----
+
+// What a plan records of its kernels: kernel i of the numbering is the function NAME_k<i>.
+struct PlanKernels {
+  std::vector<ShapeClass> classes;
+  std::vector<AotKernel> kernels;                     // by number; function "" when it computes nothing
+  std::vector<std::vector<std::string>> fn_of_group;  // [group][class]
+};
+// Per group, its function per class (NAME_k<kernel number>).
+std::vector<std::vector<std::string>> kernel_function_names(const KernelNumbering& n, const FusionPlan& plan,
+                                                            const std::string& name);
+// The plan of `g` (as it is: packed or not) with the memory plan `mp` and the kernels `ks`;
+// `npu`: the NPU tile model's target (else host). Weights and the hash are the caller's to add.
+AotPlan make_aot_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, const std::string& name,
+                      const std::string& model, const NpuTarget* npu, const PlanKernels& ks);
+// Every constant the groups read (and constant graph outputs), 64-byte aligned; `total` gets the
+// weights file's size.
+std::vector<AotWeight> weight_entries(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, int64_t& total);
+
+// ---- Built in this process ----
+
+// Called after each group's kernel is ready (compiled or shared): groups done so far, the group.
+using CompileProgress = std::function<void(size_t done, const FusionGroup& grp)>;
+
+struct ExecutableOptions {
+  // A group whose signature this database holds for this machine (host) or for `npu`'s
+  // npu_machine_key (npu-tile) uses the tuned parameters; the others the target's defaults.
+  const ScheduleDb* schedules = nullptr;
+  // The NPU tile model: every group with the NPU schedules for this target, run on the host, its
+  // staging copies counted by the simulator. GafError when a tile cannot fit.
+  const NpuTarget* npu = nullptr;
+  CompileProgress progress;
+  // The ranks of a tensor-parallel run, for groups with collectives (generators/comm_kernel.h).
+  Communicator* comm = nullptr;
+  // KV caches the runtime owns (bind_kv_caches has marked their values), by present.
+  std::map<std::string, KvCacheBinding> kv_caches;
+};
+
+struct Executable {
+  AotPlan plan;
+  std::map<std::string, PlanKernel> kernels;  // by function name, for PlanRunner
+  std::map<std::string, Tensor> weights;      // the graph's constants (shared, not copied)
+  // What building it did: kernels compiled and shared, compile time, tuned groups, fallbacks
+  // (peak_bytes is the runner's).
+  ExecStats stats;
+  std::vector<bool> tuned;  // per group
+  KernelNumbering numbering;
+  std::vector<std::shared_ptr<GroupKernel>> group_kernels;  // by kernel number
+};
+
+// The plan gaf compile would write for `g` as it is (packed or not), its kernels JIT-compiled as
+// compile_group_kernel compiles them, named NAME_k<i> in the one numbering; the weights are
+// `g`'s constants. The kernels were built from `g`: keep it alive while they run.
+Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
+                            const ExecutableOptions& opts = {});
+
+}  // namespace gaf
