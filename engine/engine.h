@@ -33,8 +33,11 @@ struct EngineOptions {
   // Host: MatMul weights rewritten as panels before kernels compile (generators/weight_packing.h).
   // Off for runs that must see the weights as the reference does (gaf verify).
   bool pack_weights = true;
-  // Host: MatMuls on packed weights in bf16 (generators/precision.h); needs pack_weights.
+  // Host: MatMuls on packed weights in bf16 (generators/precision.h); needs pack_weights. Bf16
+  // runs only where it is faster: on a CPU without bf16 dot products (AVX512-BF16) the engine
+  // runs fp32 and says why (precision_note()), unless bf16_where_slower (the bf16 path's tests).
   Precision precision = Precision::Fp32;
+  bool bf16_where_slower = false;
   // Keep the graph as loaded, before the planner's rewrites, beside the planned one (a reference
   // run or an unfused baseline of the same model); else the rewrites replace its weights in place.
   bool keep_loaded = false;
@@ -84,7 +87,10 @@ class Engine {
   const PassStats& passes() const { return loaded_.passes; }
   // What the tensor-parallel rewrite did at load (empty without --tp).
   const ShardResult& sharding() const { return shard_; }
+  // The options as the engine runs them (precision: what runs on this CPU, see EngineOptions).
   const EngineOptions& options() const { return opts_; }
+  // Non-empty when the precision asked for is not the one that runs here: why, in one line.
+  const std::string& precision_note() const { return precision_note_; }
   bool fusion_enabled() const { return opts_.fusion.enabled; }
   // The graph the plan indexes (after the planner's rewrites); before plan(), as loaded.
   const Graph& graph() const { return graph_; }
@@ -109,6 +115,8 @@ class Engine {
   ShardResult shard_;
   std::unique_ptr<FusedExecutor> executor_;
   std::optional<std::map<std::string, KvCacheBinding>> kv_bindings_;
+  Precision requested_precision_ = Precision::Fp32;  // --precision as given
+  std::string precision_note_;
 };
 
 }  // namespace gaf

@@ -83,6 +83,7 @@ TEST(LowPrecisionMatMul, MatMulGeluWithinOnePercentOfFp32) {
   Engine fp32(ffn_up(), EngineOptions{});
   EngineOptions o;
   o.precision = Precision::Bf16;
+  o.bf16_where_slower = true;  // the bf16 kernels themselves, on any CPU
   Engine bf16(ffn_up(), o);
   const Tensor want = fp32.run(in).at("y");
   const Tensor got = bf16.run(in).at("y");
@@ -99,6 +100,7 @@ TEST(LowPrecisionMatMul, BertEncoderWithinOnePercentOfFp32) {
   o.model.layers = 2;
   Engine fp32("builtin:bert-base", o);
   o.precision = Precision::Bf16;
+  o.bf16_where_slower = true;
   Engine bf16("builtin:bert-base", o);
   const TensorMap in = make_default_inputs(fp32.graph(), 0);
   const TensorMap want = fp32.run(in), got = bf16.run(in);
@@ -107,6 +109,19 @@ TEST(LowPrecisionMatMul, BertEncoderWithinOnePercentOfFp32) {
     EXPECT_LE(e, 1e-2) << name;
     EXPECT_GT(e, 1e-6) << name;
   }
+}
+
+// --precision bf16 runs bf16 kernels only where bf16 dot products make them faster; elsewhere
+// fp32, with a note saying why.
+TEST(LowPrecisionMatMul, Bf16RunsOnlyWhereItIsFaster) {
+  EngineOptions o;
+  o.precision = Precision::Bf16;
+  Engine e(ffn_up(), o);
+  const bool dot = cpuinfo_has("avx512_bf16");
+  EXPECT_EQ(e.kernel_graph().value("W").constant->dtype(), dot ? DType::BFloat16 : DType::Float32);
+  EXPECT_EQ(e.options().precision, dot ? Precision::Bf16 : Precision::Fp32);
+  EXPECT_EQ(e.precision_note().empty(), dot) << e.precision_note();
+  if (!dot) EXPECT_NE(e.precision_note().find("no bf16 dot products"), std::string::npos);
 }
 
 TEST(LowPrecisionMatMul, KernelUsesVdpbf16ps) {

@@ -106,6 +106,7 @@ int generate(const GenerateArgs& a) {
   const int64_t max_len = a.max_len ? a.max_len : std::max<int64_t>(p + a.new_tokens, 2);
   auto t0 = std::chrono::steady_clock::now();
   Generator gen(a.dir, batch, max_len, base);
+  if (!gen.step_engine().precision_note().empty()) spdlog::warn("{}", gen.step_engine().precision_note());
   if (from_file) check_token_ids(*from_file, gen.vocab(), a.input_ids);
   const Tensor prompt = from_file ? *from_file : generated_prompt(p, gen.vocab());
   gen.compile();

@@ -120,6 +120,7 @@ int run(const RunArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   Engine engine(a.model.model, opts, inputs);
   double load_s = seconds_since(t0);
+  if (!engine.precision_note().empty()) spdlog::warn("{}", engine.precision_note());
   const std::vector<std::string> output_names = engine.graph().outputs();
   if (inputs.empty()) {
     inputs = make_default_inputs(engine.graph(), a.seed);
@@ -163,8 +164,9 @@ int run(const RunArgs& a) {
       std::printf("schedules: %d of %zu groups use tuned parameters from %s, the others the defaults\n",
                   fused.stats().tuned_groups, plan.groups.size(), a.schedules.c_str());
     engine.run(inputs, outs);  // warm-up; later runs write into the same output tensors
+    const Precision ran = engine.options().precision;
     const std::string what = std::string(engine.fusion_enabled() ? "fused" : "unfused") +
-                             (opts.precision == Precision::Fp32 ? "" : std::string(", ") + precision_name(opts.precision));
+                             (ran == Precision::Fp32 ? "" : std::string(", ") + precision_name(ran));
     double ms = median_ms(a.repeat, [&] { engine.run(inputs, outs); });
     std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what.c_str(),
                 ms, a.repeat, fused.stats().peak_bytes / 1e6);
