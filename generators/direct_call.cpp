@@ -43,14 +43,10 @@ DirectCall::DirectCall(Halide::Pipeline& p, const std::vector<Halide::Argument>&
 }
 
 void DirectCall::fill(size_t slot, const Tensor& t) {
-  std::vector<halide_dimension_t>& d = dims_[slot];
-  halide_dims_of(t, d);
   halide_buffer_t& b = bufs_[slot];
   b = halide_buffer_t();
-  b.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
   b.type = halide_type(t.dtype());
-  b.dimensions = t.rank();
-  b.dim = d.data();
+  halide_view_of(t, b, dims_[slot]);
   argv_.push_back(&b);
 }
 

@@ -1,7 +1,5 @@
-// Wrapping a Tensor's storage as a Halide buffer (no copy): ONNX's row-major axes reversed into
-// Halide's dims (dim 0 innermost, stride 1). A window of a block (a KV cache) keeps the block's
-// strides and its rows' coordinates: a kernel writing rows [past, past + seq) of it computes
-// those rows only.
+// Wrapping a Tensor's storage as a Halide buffer (no copy), its dims as runtime/halide_view.h
+// lays them out.
 #pragma once
 
 #include <Halide.h>
@@ -9,19 +7,9 @@
 #include <optional>
 
 #include "fusion/ops/op_builder.h"
+#include "runtime/halide_view.h"
 
 namespace gaf {
-
-// `t`'s axes as Halide's dims (innermost first) into `dims`, reusing its storage.
-inline void halide_dims_of(const Tensor& t, std::vector<halide_dimension_t>& dims) {
-  dims.clear();
-  const std::vector<int64_t> strides = t.strides();
-  for (int d = t.rank() - 1; d >= 0; --d) {
-    const int64_t min = d == t.window_axis() ? t.window_begin() : 0;
-    dims.push_back(halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[d]),
-                                      static_cast<int32_t>(strides[d])));
-  }
-}
 
 // A dense halide_buffer_t (mins 0, row-major strides) as a Tensor sharing its storage; GafError
 // for a type no DType has or a buffer that is not dense.

@@ -14,6 +14,7 @@
 
 #include "runtime/aot_plan.h"
 #include "runtime/cache_window.h"
+#include "runtime/halide_view.h"
 #include "runtime/index_range.h"
 
 // The Halide runtime inside an AOT library defines these; weak here, so a program running only
@@ -68,21 +69,6 @@ struct Slot {
   halide_buffer_t written{};
 };
 
-// `t`'s storage as `b` with `dims`: ONNX's row-major axes reversed (innermost first), a window's
-// rows at their coordinates in the block (a kernel writing rows [past, past + new) computes
-// those), the block's strides.
-void view_tensor(const Tensor& t, halide_buffer_t& b, std::vector<halide_dimension_t>& dims) {
-  dims.clear();
-  const std::vector<int64_t> strides = t.strides();
-  for (int d = t.rank() - 1; d >= 0; --d) {
-    const int64_t min = d == t.window_axis() ? t.window_begin() : 0;
-    dims.push_back(halide_dimension_t(static_cast<int32_t>(min), static_cast<int32_t>(t.shape()[d]),
-                                      static_cast<int32_t>(strides[d])));
-  }
-  b.dimensions = static_cast<int32_t>(dims.size());
-  b.dim = dims.empty() ? nullptr : dims.data();
-  b.host = static_cast<uint8_t*>(const_cast<void*>(t.raw()));
-}
 
 int32_t npu_trace(void*, const halide_trace_event_t* e) { return NpuSimulator::on_event(e); }
 
@@ -488,7 +474,7 @@ void PlanRunner::run(const std::map<std::string, Tensor>& inputs, std::map<std::
     if (t.shape() != s.shape)
       throw GafError("input '" + in.name + "': shape " + shape_str(t.shape()) + ", the compiled model expects " +
                      (s.sym_shape.empty() ? shape_str(s.shape) : sym_shape_str(s.sym_shape) + " = " + shape_str(s.shape)));
-    view_tensor(t, s.buf, s.dims);  // a past fed back is a window of its cache's block
+    halide_view_of(t, s.buf, s.dims);  // a past fed back is a window of its cache's block
   }
   // KV caches: present computed into a window of a block the caller keeps (runtime/cache_window.h).
   for (Impl::Cache& c : m.caches) {
@@ -496,9 +482,9 @@ void PlanRunner::run(const std::map<std::string, Tensor>& inputs, std::map<std::
     CacheWindow w = bind_cache_window(c.spec.present, c.present->dtype, c.present->shape, c.spec.axis,
                                       c.spec.capacity, c.spec.append, c.past ? &inputs.at(c.spec.past) : nullptr,
                                       kept == outputs.end() ? nullptr : &kept->second);
-    if (w.moved_past) view_tensor(*w.moved_past, c.past->buf, c.past->dims);
-    view_tensor(w.whole, c.present->buf, c.present->dims);
-    view_tensor(w.written, c.present->written, c.present->written_dims);
+    if (w.moved_past) halide_view_of(*w.moved_past, c.past->buf, c.past->dims);
+    halide_view_of(w.whole, c.present->buf, c.present->dims);
+    halide_view_of(w.written, c.present->written, c.present->written_dims);
     outputs[c.spec.present] = w.whole;
   }
   if (m.npu) m.npu_counts.assign(m.steps.size(), NpuCounts());
@@ -539,10 +525,10 @@ std::vector<Tensor> PlanRunner::run_group(size_t s, const std::vector<const Tens
     bufs[i].type = st.args[i]->buf.type;
     if (i < st.num_inputs) {
       if (!inputs[i]) throw GafError(st.label + ": input " + std::to_string(i) + " is missing");
-      view_tensor(*inputs[i], bufs[i], dims[i]);
+      halide_view_of(*inputs[i], bufs[i], dims[i]);
     } else {
       outs.push_back(Tensor::uninitialized(st.args[i]->dtype, st.args[i]->shape));
-      view_tensor(outs.back(), bufs[i], dims[i]);
+      halide_view_of(outs.back(), bufs[i], dims[i]);
     }
   }
   std::vector<halide_buffer_t*> ptrs;

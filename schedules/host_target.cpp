@@ -1,7 +1,8 @@
 #include "schedules/host_target.h"
 
+#include "runtime/cpu_facts.h"
+
 #include <algorithm>
-#include <fstream>
 #include <thread>
 
 namespace gaf {
@@ -17,34 +18,12 @@ HostScheduleParams default_host_params(int lanes, int vector_registers) {
   return p;
 }
 
-namespace {
-
-struct CpuidRegs {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-};
-
-// CPUID leaf 7 (structured extended features) for one subleaf; all zero off x86.
-CpuidRegs cpuid_leaf7(unsigned subleaf) {
-  CpuidRegs r;
-#if defined(__x86_64__) || defined(__i386__)
-  r.eax = 7;
-  r.ecx = subleaf;
-  __asm__("cpuid" : "+a"(r.eax), "=b"(r.ebx), "+c"(r.ecx), "=d"(r.edx));
-#else
-  (void)subleaf;
-#endif
-  return r;
-}
-
-}  // namespace
-
-// CPUID leaf 7 EDX bit 23. Halide 14 takes AVX-VNNI + AVX512-BF16 for Sapphire Rapids, whose
+// AVX512-FP16: Halide 14 takes AVX-VNNI + AVX512-BF16 for Sapphire Rapids, whose
 // LLVM CPU includes AVX512-FP16; on CPUs with the first two but not FP16 its int8 kernels then
 // die on an FP16 move (vmovw, SIGILL). The feature is kept only when FP16 is really there.
-bool cpu_has_avx512_fp16() { return (cpuid_leaf7(0).edx >> 23) & 1u; }
+bool cpu_has_avx512_fp16() { return cpu_facts().avx512_fp16; }
 
-// CPUID leaf 7 subleaf 1 EAX bit 5.
-bool cpu_has_avx512_bf16() { return (cpuid_leaf7(1).eax >> 5) & 1u; }
+bool cpu_has_avx512_bf16() { return cpu_facts().avx512_bf16; }
 
 Halide::Target bf16_dot_target() {
   if (!cpu_has_avx512_bf16() || !host_target().has_feature(Halide::Target::AVX512_Cannonlake)) return host_target();
@@ -68,14 +47,9 @@ int vector_registers(const Halide::Target& t) {
 }
 
 std::string host_machine_key() {
-  std::string model = "unknown CPU";
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return host_target().to_string() + "|" + model + "|" + std::to_string(std::thread::hardware_concurrency()) + " cores";
+  const CpuFacts& cpu = cpu_facts();
+  return host_target().to_string() + "|" + (cpu.name.empty() ? "unknown CPU" : cpu.name) + "|" +
+         std::to_string(std::thread::hardware_concurrency()) + " cores";
 }
 
 HostScheduleParams host_params_for(const Halide::Target& t) {

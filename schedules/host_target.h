@@ -15,7 +15,7 @@ const Halide::Target& host_target();
 // Where the CPU lacks AVX512-FP16 the kernel must still be checked for FP16 instructions
 // (generators/fp16_guard.h) before it runs.
 Halide::Target bf16_dot_target();
-// CPUID: AVX512-BF16 (leaf 7 sub-leaf 1 EAX bit 5) and AVX512-FP16 (leaf 7 EDX bit 23).
+// AVX512-BF16 and AVX512-FP16 (runtime/cpu_facts.h).
 bool cpu_has_avx512_bf16();
 bool cpu_has_avx512_fp16();
 // Float32 lanes and vector register count of a target (AVX-512: 16 and 32; AVX2: 8 and 16).

@@ -1,9 +1,11 @@
-// gaf info: inputs, outputs, op counts and shapes of a model after import and folding.
+// gaf info [MODEL]: inputs, outputs, op counts and shapes of a model after import and folding,
+// then what the kernels are chosen for: this CPU's facts (runtime/cpu_facts.h); alone, only those.
 #include <iostream>
 #include <map>
 
 #include "apps/gaf/commands.h"
 #include "fusion/ops/registry.h"
+#include "runtime/cpu_facts.h"
 
 namespace gaf::cli {
 
@@ -17,6 +19,10 @@ struct InfoArgs {
 
 int info(const InfoArgs& a) {
   a.common.apply();
+  if (a.model.model.empty()) {
+    std::cout << "cpu:\n" << cpu_facts().report();
+    return 0;
+  }
   ReferenceExecutor folder;
   LoadedModel m = load_model(a.model.model, a.model.resolved(), folder);
   const Graph& g = m.graph;
@@ -40,6 +46,7 @@ int info(const InfoArgs& a) {
   for (const auto& [op, n] : counts)
     std::cout << "  " << op << " x" << n << "  [" << op_class_name(reg.find(op)->op_class) << "]\n";
   std::cout << "weights: " << nweights << " tensors, " << weights / 1e6 << " MB\n";
+  std::cout << "cpu:\n" << cpu_facts().report();
   if (a.dump) std::cout << g.dump();
   return 0;
 }
@@ -48,8 +55,9 @@ int info(const InfoArgs& a) {
 
 Action add_info_command(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
-  CLI::App* c = app.add_subcommand("info", "print a model's inputs, outputs, op counts and shapes");
-  a->model.add_to(c);
+  CLI::App* c = app.add_subcommand(
+      "info", "print a model's inputs, outputs, op counts and shapes, and this CPU's facts (alone: only those)");
+  a->model.add_to(c, false);
   a->common.add_to(c);
   c->add_flag("--dump", a->dump, "also print every node with its shapes");
   return [a] { return info(*a); };

@@ -15,7 +15,7 @@ struct ModelArgs {
   std::string model;
   std::vector<std::string> dims;
   ModelOptions opts;
-  void add_to(CLI::App* app);
+  void add_to(CLI::App* app, bool required = true);  // gaf info alone describes the CPU
   ModelOptions resolved() const;  // parses --dim
 };
 

@@ -15,8 +15,8 @@
 
 namespace gaf::cli {
 
-void ModelArgs::add_to(CLI::App* app) {
-  app->add_option("model", model, "path/to/model.onnx or builtin:bert-base")->required();
+void ModelArgs::add_to(CLI::App* app, bool required) {
+  app->add_option("model", model, "path/to/model.onnx or builtin:bert-base")->required(required);
   app->add_option("--dim", dims,
                   "bind a symbolic dim, NAME=VALUE, or keep it dynamic over a range, NAME=LO..HI (repeatable)");
   app->add_option("--layers", opts.layers, "builtin:bert-base: encoder layers")->capture_default_str();
