@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "fusion/planner/planner.h"
 
@@ -54,6 +55,21 @@ PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap
     p.groups.push_back(t);
   }
   return p;
+}
+
+std::map<std::string, std::string> groups_slower_fused(const Graph& g, const FusionPlan& plan, const PlanProfile& p,
+                                                       double margin, double min_ms) {
+  std::map<std::string, std::string> apart;
+  for (const FusionGroup& grp : plan.groups) {
+    if (grp.nodes.size() < 2 || static_cast<size_t>(grp.id) >= p.groups.size()) continue;
+    const GroupTiming& t = p.groups[static_cast<size_t>(grp.id)];
+    if (t.fused_ms <= t.unfused_ms * (1 + margin) || t.fused_ms - t.unfused_ms <= min_ms) continue;
+    char why[200];
+    std::snprintf(why, sizeof why, "was in group g%d (%s), which took %.3f ms fused against %.3f ms for its %zu nodes apart",
+                  grp.id, grp.rule_label().c_str(), t.fused_ms, t.unfused_ms, grp.nodes.size());
+    for (int n : grp.nodes) apart[g.nodes()[static_cast<size_t>(n)].name] = why;
+  }
+  return apart;
 }
 
 }  // namespace gaf

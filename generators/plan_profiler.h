@@ -2,6 +2,8 @@
 // same graph, same inputs) in the same process, so "what did this fusion buy" has a figure.
 #pragma once
 
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,5 +25,12 @@ std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t gro
 // `runs` timed runs of each executor; per-group times are medians.
 PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,
                          const ProfileProgress& progress = {});
+
+// The guard behind "fused never slower than unfused": the groups of `plan` (two or more nodes)
+// that `p` measured slower fused than their members apart, by more than `margin` of the apart
+// time and `min_ms` (noise on small groups refuses nothing). Each of their nodes' names -> the
+// sentence its GAF-NF030 refusal gives (PlannerOptions::keep_apart); empty when fusion paid.
+std::map<std::string, std::string> groups_slower_fused(const Graph& g, const FusionPlan& plan, const PlanProfile& p,
+                                                       double margin = 0.05, double min_ms = 0.02);
 
 }  // namespace gaf

@@ -67,6 +67,18 @@ TEST(CliRun, FusedAgainstUnfusedBaseline) {
   EXPECT_LE(std::stod(r.out.substr(at + 24)), 1e-5) << r.out;
 }
 
+// --check-fusion times each group fused and apart before running and says what it found; with
+// --compare the run goes on from the same loaded model.
+TEST(CliRun, CheckFusionTimesGroupsFirst) {
+  CommandResult r = run_command(gaf_cmd("run builtin:bert-base --layers 1 --seq 16 --check-fusion --compare"),
+                                scratch_dir("cli_run_check"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("check-fusion: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("groups timed fused and apart (median of 5 runs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forward (fused): median"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forward (unfused baseline"), std::string::npos) << r.out;
+}
+
 // The default output fits on a screen: one rewrite line per kind, repeated layers folded into one
 // line; --groups lists everything.
 TEST(CliPlan, DefaultOutputFoldsRepeatedLayersAndGroupsListsThem) {

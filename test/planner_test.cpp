@@ -13,6 +13,7 @@
 #include "fusion/planner/planner.h"
 #include "generators/fused_executor.h"
 #include "generators/kernel_numbering.h"
+#include "generators/plan_profiler.h"
 #include "planner_test_util.h"
 
 using namespace gaf;
@@ -182,6 +183,44 @@ TEST(PlannerOnBert, FusedMatchesReference) {
   EXPECT_EQ(fused.stats().kernel_cache_hits, static_cast<int>(p.groups.size() - numbering.kernels.size()));
   for (size_t k = 0; k < numbering.kernels.size(); ++k)
     EXPECT_EQ(numbering.kernel_of(0, numbering.kernels[k].group), k) << "a kernel's first group uses it";
+}
+
+// The guard of "fused never slower than unfused": a group the profile measured slower fused
+// (groups_slower_fused) has its nodes kept apart when the model is planned again, each merge
+// with them refused as GAF-NF030 with the measurement; groups that paid are untouched.
+TEST(PlannerGuard, GroupsMeasuredSlowerFusedRunApart) {
+  LoadedModel m = bert(1);
+  Graph g = m.graph;
+  const FusionPlan p = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
+  const FusionGroup& ffn = group_of(g, p, "Erf");
+  ASSERT_GE(ffn.nodes.size(), 2u);
+  PlanProfile prof;
+  prof.groups.resize(p.groups.size(), GroupTiming{1.0, 2.0});  // every group paid
+  EXPECT_TRUE(groups_slower_fused(g, p, prof).empty());
+  prof.groups[ffn.id] = GroupTiming{1.05, 1.02};  // slower, but within the noise margin
+  EXPECT_TRUE(groups_slower_fused(g, p, prof).empty());
+  prof.groups[ffn.id] = GroupTiming{1.5, 1.0};
+  const std::map<std::string, std::string> apart = groups_slower_fused(g, p, prof);
+  ASSERT_EQ(apart.size(), ffn.nodes.size());
+  EXPECT_NE(apart.begin()->second.find("1.500 ms fused against 1.000 ms"), std::string::npos) << apart.begin()->second;
+
+  PlannerOptions o;
+  o.keep_apart = apart;
+  const FusionPlan again = plan_fusion(g, o, RuleRegistry::builtin());
+  for (size_t n = 0; n < g.nodes().size(); ++n)
+    if (apart.count(g.nodes()[n].name)) EXPECT_EQ(again.groups[again.group_of_node[n]].nodes.size(), 1u) << g.nodes()[n].name;
+  bool refused = false;
+  for (const RefusedMerge& r : again.refused)
+    refused = refused || (r.code == reason::kMeasuredSlower && r.message.find("1.500 ms fused") != std::string::npos);
+  EXPECT_TRUE(refused) << "no GAF-NF030 refusal";
+  EXPECT_STREQ(reason_code_id(reason::kMeasuredSlower), "GAF-NF030");
+  // The other groups keep their fusion: as many multi-node groups as before but the one.
+  auto fused_groups = [](const FusionPlan& pl) {
+    int k = 0;
+    for (const FusionGroup& grp : pl.groups) k += grp.nodes.size() > 1;
+    return k;
+  };
+  EXPECT_EQ(fused_groups(again), fused_groups(p) - 1);
 }
 
 TEST(PlannerOnOnnx, ExpandedNormsBecomeOneNormGroup) {

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -38,6 +39,7 @@ struct RunArgs {
   bool compare = false;
   bool reference = false;
   bool profile = false;
+  bool check_fusion = false;
   std::string schedules;  // tuned-schedule database (gaf-tune)
 };
 
@@ -102,6 +104,32 @@ double median_ms(int repeat, RunFn run) {
   return t[t.size() / 2];
 }
 
+// --check-fusion: each group timed fused and its members apart (profile_plan, `runs` runs); when
+// some group loses, the model is planned again from its loaded graph with that group's nodes kept
+// apart (GAF-NF030, PlannerOptions::keep_apart). Returns the engine to run.
+std::unique_ptr<Engine> checked_fusion(std::unique_ptr<Engine> engine, EngineOptions opts, const TensorMap& inputs,
+                                       int runs) {
+  const FusionPlan& plan = engine->plan();
+  const Graph& g = engine->kernel_graph();
+  std::optional<Progress> bar(std::in_place, "check-fusion: compiling fused and unfused", plan.groups.size());
+  const PlanProfile prof = profile_plan(g, plan, inputs, runs, {group_progress(*bar, g), {}});
+  bar.reset();
+  const std::map<std::string, std::string> apart = groups_slower_fused(g, plan, prof);
+  std::set<int> slower;
+  for (size_t n = 0; n < g.nodes().size(); ++n)
+    if (apart.count(g.nodes()[n].name)) slower.insert(plan.group_of_node[n]);
+  std::printf("check-fusion: %zu groups timed fused and apart (median of %d runs): %s\n", plan.groups.size(), runs,
+              slower.empty() ? "every group at least as fast fused" : (std::to_string(slower.size()) + " slower fused").c_str());
+  if (slower.empty()) return engine;
+  for (int s : slower)
+    std::printf("  g%d %s: %.3f ms fused, %.3f ms apart -> its %zu nodes run apart (GAF-NF030)\n", s,
+                plan.groups[s].rule_label().c_str(), prof.groups[s].fused_ms, prof.groups[s].unfused_ms,
+                plan.groups[s].nodes.size());
+  opts.fusion.keep_apart = apart;
+  const std::string description = engine->description();
+  return std::make_unique<Engine>(engine->take_loaded_graph(), opts, description);
+}
+
 int run(const RunArgs& a) {
   a.common.apply();
   std::unique_ptr<ScheduleDb> db;  // read first: a bad file fails before the model is loaded
@@ -109,51 +137,59 @@ int run(const RunArgs& a) {
   TensorMap inputs = read_input_files(a.inputs);
   if (!a.output_dir.empty()) prepare_output_folder(a.output_dir, "--output-dir");
   if (a.repeat < 1) throw GafError("--repeat must be at least 1");
+  if (a.check_fusion && a.reference) throw GafError("--check-fusion times fused groups: not with --reference");
   EngineOptions opts = engine_options(a.model, a.fusion, a.common);
+  if (a.check_fusion && opts.comm) throw GafError("--check-fusion times groups in one process: not with --tp");
   opts.schedules = db.get();
-  opts.keep_loaded = a.compare;  // the unfused baseline runs the model as loaded
+  // The unfused baseline and a plan made again by --check-fusion start from the model as loaded.
+  opts.keep_loaded = a.compare || a.check_fusion;
 
   // Tensor parallel: rank 0 prints the summary, every other rank one line of its own at the end.
   std::optional<QuietRank> quiet;
   if (opts.comm && opts.comm->rank() > 0) quiet.emplace();
 
   auto t0 = std::chrono::steady_clock::now();
-  Engine engine(a.model.model, opts, inputs);
+  auto engine_ptr = std::make_unique<Engine>(a.model.model, opts, inputs);
+  Engine* engine = engine_ptr.get();
   double load_s = seconds_since(t0);
-  if (!engine.precision_note().empty()) spdlog::warn("{}", engine.precision_note());
-  const std::vector<std::string> output_names = engine.graph().outputs();
+  if (!engine->precision_note().empty()) spdlog::warn("{}", engine->precision_note());
+  const std::vector<std::string> output_names = engine->graph().outputs();
   if (inputs.empty()) {
-    inputs = make_default_inputs(engine.graph(), a.seed);
+    inputs = make_default_inputs(engine->graph(), a.seed);
     std::printf("inputs: none given, using generated inputs (seed %u)\n", a.seed);
   }
-  check_graph_inputs(engine.graph(), inputs);
+  check_graph_inputs(engine->graph(), inputs);
   // Tensor parallel: every rank computes its part of the same forward, so the inputs must agree.
   if (opts.comm && opts.comm->size() > 1) opts.comm->check_same(inputs_hash(inputs), "the input data");
   size_t weight_bytes = 0;
-  for (const auto& [_, v] : engine.graph().values())
+  for (const auto& [_, v] : engine->graph().values())
     if (v.constant) weight_bytes += v.constant->nbytes();
   std::printf("model: %s: %zu ops, %.1f MB of weights, loaded in %.2f s (%d nodes folded)\n",
-              engine.description().c_str(), engine.graph().nodes().size(), weight_bytes / 1e6, load_s,
-              engine.passes().folded_nodes);
+              engine->description().c_str(), engine->graph().nodes().size(), weight_bytes / 1e6, load_s,
+              engine->passes().folded_nodes);
 
   TensorMap outs;
   if (a.reference) {
-    const Graph& g = engine.graph();  // not planned: as loaded
-    ReferenceExecutor& ref = engine.reference();
+    const Graph& g = engine->graph();  // not planned: as loaded
+    ReferenceExecutor& ref = engine->reference();
     outs = ref.run(g, inputs);  // warm-up compiles
     std::printf("compile: %d kernels in %.2f s [reference: one compute_root pipeline per op]\n",
                 ref.stats().kernels_compiled, ref.stats().compile_seconds);
     double ms = median_ms(a.repeat, [&] { outs = ref.run(g, inputs); });
     std::printf("forward (reference): median %.2f ms over %d run(s)\n", ms, a.repeat);
   } else {
+    if (a.check_fusion && engine->fusion_enabled()) {
+      engine_ptr = checked_fusion(std::move(engine_ptr), opts, inputs, std::max(a.repeat, 5));
+      engine = engine_ptr.get();
+    }
     auto p0 = std::chrono::steady_clock::now();
-    const FusionPlan& plan = engine.plan();
-    const Graph& fused_graph = engine.kernel_graph();  // weights packed in place of the originals
+    const FusionPlan& plan = engine->plan();
+    const Graph& fused_graph = engine->kernel_graph();  // weights packed in place of the originals
     double plan_s = seconds_since(p0);
     std::cout << fusion_log_lines(fused_graph, plan);
     const size_t classes = shape_classes(fused_graph.dynamic).size();  // kernels per group
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size() * classes);
-    FusedExecutor& fused = engine.compile(group_progress(*bar, fused_graph));
+    FusedExecutor& fused = engine->compile(group_progress(*bar, fused_graph));
     bar.reset();
     std::printf("compile: %zu groups%s -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
                 plan.groups.size(), classes > 1 ? (" x " + std::to_string(classes) + " size classes").c_str() : "",
@@ -163,15 +199,15 @@ int run(const RunArgs& a) {
     if (db)
       std::printf("schedules: %d of %zu groups use tuned parameters from %s, the others the defaults\n",
                   fused.stats().tuned_groups, plan.groups.size(), a.schedules.c_str());
-    engine.run(inputs, outs);  // warm-up; later runs write into the same output tensors
-    const Precision ran = engine.options().precision;
-    const std::string what = std::string(engine.fusion_enabled() ? "fused" : "unfused") +
+    engine->run(inputs, outs);  // warm-up; later runs write into the same output tensors
+    const Precision ran = engine->options().precision;
+    const std::string what = std::string(engine->fusion_enabled() ? "fused" : "unfused") +
                              (ran == Precision::Fp32 ? "" : std::string(", ") + precision_name(ran));
-    double ms = median_ms(a.repeat, [&] { engine.run(inputs, outs); });
+    double ms = median_ms(a.repeat, [&] { engine->run(inputs, outs); });
     std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what.c_str(),
                 ms, a.repeat, fused.stats().peak_bytes / 1e6);
     if (opts.comm) {
-      const ShardResult& sh = engine.sharding();
+      const ShardResult& sh = engine->sharding();
       std::printf("tensor parallel: rank %d of %d, %zu region(s) sharded, %zu left replicated, %d AllReduce\n",
                   opts.comm->rank(), opts.comm->size(), sh.applied.size(), sh.refused.size(), sh.all_reduces);
     }
@@ -189,13 +225,13 @@ int run(const RunArgs& a) {
                     group_label(fused_graph, grp).c_str(), group_ms[grp.id], grp.bytes_saved() / 1e6,
                     fused.tuned()[grp.id] ? "  (tuned)" : "");
     }
-    if (a.compare && engine.fusion_enabled()) {
+    if (a.compare && engine->fusion_enabled()) {
       // The model as loaded, every op its own kernel, packed like the fused graph (same
       // schedules); moved out of the fused engine so that no third copy of the weights is made.
       EngineOptions off = opts;
       off.fusion.enabled = false;
       off.keep_loaded = false;
-      Engine unfused(engine.take_loaded_graph(), off, engine.description());
+      Engine unfused(engine->take_loaded_graph(), off, engine->description());
       TensorMap base;
       unfused.run(inputs, base);
       double ums = median_ms(a.repeat, [&] { unfused.run(inputs, base); });
@@ -237,6 +273,8 @@ Action add_run_command(CLI::App& app) {
   c->add_option("--seed", a->seed, "seed of generated inputs")->capture_default_str();
   c->add_flag("--compare", a->compare, "also run the unfused baseline and print the speed-up");
   c->add_flag("--profile", a->profile, "print the median time of each group over --repeat extra runs");
+  c->add_flag("--check-fusion", a->check_fusion,
+              "time each group fused and its ops apart first; a group slower fused runs apart (GAF-NF030)");
   c->add_option("--schedules", a->schedules, "tuned-schedule database written by gaf-tune (JSON)");
   c->add_flag("--reference", a->reference, "run the unfused reference executor (one compute_root pipeline per op)");
   return [a] { return run(*a); };

@@ -76,7 +76,9 @@ const struct {
      "a BatchNormalization cannot be folded into the MatMul/Gemm before it (not inference form, not constant, "
      "or the MatMul's output has other readers)"},
     {ReasonCode::GroupSize, "GAF-NF010", "group too large (--max-group-size)"},
-    {ReasonCode::Skipped, "GAF-NF020", "a node is skipped by the user (--skip)"}};
+    {ReasonCode::Skipped, "GAF-NF020", "a node is skipped by the user (--skip)"},
+    {ReasonCode::MeasuredSlower, "GAF-NF030",
+     "the group measured slower fused than its members run apart (gaf run --check-fusion): they run apart"}};
 }  // namespace
 
 const char* reason_code_id(ReasonCode c) {

@@ -66,6 +66,7 @@ enum class ReasonCode {
   NoFold,         // GAF-NF007 BatchNormalization not foldable into its MatMul/Gemm
   GroupSize,      // GAF-NF010 group too large
   Skipped,        // GAF-NF020 node skipped by the user
+  MeasuredSlower, // GAF-NF030 the group measured slower fused than its members run apart
 };
 const char* reason_code_id(ReasonCode c);   // "GAF-NF002"
 const char* reason_meaning(ReasonCode c);   // one sentence (docs/USER_GUIDE.md has the same table)

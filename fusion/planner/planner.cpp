@@ -88,7 +88,8 @@ class Planner {
  private:
   bool skipped(int n) const {
     const Node& node = v_.node(n);
-    return opts_.skip_nodes.count(node.name) || opts_.skip_nodes.count(node.op_type);
+    return opts_.skip_nodes.count(node.name) || opts_.skip_nodes.count(node.op_type) ||
+           opts_.keep_apart.count(node.name);
   }
 
   void refuse(const MergeDecision& d, const std::string& rule, const std::set<int>& nodes) {
@@ -218,9 +219,13 @@ class Planner {
   }
 
   MergeDecision check_skipped(const std::vector<int>& nodes, const std::string& what) const {
-    for (int n : nodes)
-      if (skipped(n))
-        return MergeDecision::refuse(reason::kSkipped, what + ": node '" + v_.node(n).name + "' is skipped by the user");
+    for (int n : nodes) {
+      if (!skipped(n)) continue;
+      auto apart = opts_.keep_apart.find(v_.node(n).name);
+      if (apart != opts_.keep_apart.end())
+        return MergeDecision::refuse(reason::kMeasuredSlower, what + ": node '" + apart->first + "' " + apart->second);
+      return MergeDecision::refuse(reason::kSkipped, what + ": node '" + v_.node(n).name + "' is skipped by the user");
+    }
     return MergeDecision::allow();
   }
 

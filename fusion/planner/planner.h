@@ -3,6 +3,7 @@
 // compute decision per member Func, predicted traffic per group and a signature per group.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -17,6 +18,9 @@ struct PlannerOptions {
   std::set<FusionKind> disabled_kinds;
   std::set<std::string> disabled_rules;
   std::set<std::string> skip_nodes;         // node names or op types never fused
+  // Nodes whose fused group measured slower than its members apart (gaf run --check-fusion),
+  // each with the measurement as a sentence: never fused again, refused with GAF-NF030.
+  std::map<std::string, std::string> keep_apart;
   int max_group_size = 64;                  // nodes per group (CANN and Inductor use 64)
   bool generic_grouping = true;
   // Generic grouping also merges where no traffic is saved (one launch fewer).
@@ -49,6 +53,7 @@ constexpr ReasonCode kShapes = ReasonCode::Shapes;
 constexpr ReasonCode kNoFold = ReasonCode::NoFold;
 constexpr ReasonCode kGroupSize = ReasonCode::GroupSize;
 constexpr ReasonCode kSkipped = ReasonCode::Skipped;
+constexpr ReasonCode kMeasuredSlower = ReasonCode::MeasuredSlower;
 }  // namespace reason
 
 // The graph must be static and typed (after prepare_graph).
