@@ -154,7 +154,7 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const Ao
         single = lower_group_pipeline(gc, grp, kopts, target, [&](GroupPipeline& q) {
           q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), fn, target);
         }, fallback);
-        if (!fallback.empty()) out.fallbacks.push_back("g" + std::to_string(grp.id) + " (" + cls.str() + "): " + fallback);
+        if (!fallback.empty()) out.fallbacks.push_back(schedule_fallback_line(grp, cls, fallback));
       } else {
         single = std::make_unique<GroupPipeline>(gc, grp, kopts, target);
       }
@@ -173,17 +173,9 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const Ao
         Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}},
                                     targets, suffixes, factory);
       }
-      AotKernel k;
-      k.function = p.has_pipeline() ? fn : "";
-      k.signature = grp.signature;
-      k.tuned = tuned != nullptr;
-      k.first_group = grp.id;
-      if (p.npu()) {  // what the plan runtime's simulator counts, and the tiles chosen
-        k.has_npu = true;
-        k.npu_stages = p.npu()->stages;
-        k.npu_tiles = p.npu()->tiles;
-      }
-      out.kernels.push_back(k);
+      out.kernels.push_back(aot_kernel_entry(p.has_pipeline() ? fn : "", grp, tuned != nullptr,
+                                             p.npu() ? &p.npu()->stages : nullptr,
+                                             p.npu() ? p.npu()->tiles : std::vector<std::string>{}));
       if (p.has_pipeline()) {
         protos << "int " << fn << "(";
         for (size_t a = 0; a < grp.inputs.size(); ++a) protos << (a ? ", " : "") << "struct halide_buffer_t*";

@@ -77,6 +77,25 @@ std::vector<AotWeight> weight_entries(const Graph& g, const FusionPlan& plan, co
   return weights;
 }
 
+AotKernel aot_kernel_entry(const std::string& fn, const FusionGroup& grp, bool tuned, const NpuStageMap* npu_stages,
+                           const std::vector<std::string>& npu_tiles) {
+  AotKernel k;
+  k.function = fn;
+  k.signature = grp.signature;
+  k.tuned = tuned;
+  k.first_group = grp.id;
+  if (npu_stages) {
+    k.has_npu = true;
+    k.npu_stages = *npu_stages;
+    k.npu_tiles = npu_tiles;
+  }
+  return k;
+}
+
+std::string schedule_fallback_line(const FusionGroup& grp, const ShapeClass& cls, const std::string& why) {
+  return "g" + std::to_string(grp.id) + " (" + cls.str() + "): " + why;
+}
+
 // The plan file's content: the graph's inputs and outputs, the arena, the groups in order.
 AotPlan make_aot_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, const std::string& name,
                       const std::string& model, const NpuTarget* npu, const PlanKernels& ks) {
@@ -124,7 +143,6 @@ AotPlan make_aot_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& 
   return p;
 }
 
-
 Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
                             const ExecutableOptions& opts) {
   check_library_name(name);
@@ -168,21 +186,11 @@ Executable build_executable(const Graph& g, const FusionPlan& plan, const std::s
            npu, tuned && npu ? tuned->npu : NpuScheduleParams{}, opts.comm});
       ++out.stats.kernels_compiled;
       if (!k->schedule_fallback().empty())
-        out.stats.schedule_fallbacks.push_back("g" + std::to_string(grp.id) + " (" + ks.classes[c].str() +
-                                               "): " + k->schedule_fallback());
+        out.stats.schedule_fallbacks.push_back(schedule_fallback_line(grp, ks.classes[c], k->schedule_fallback()));
       bool computes = false;
       for (const TensorDesc& d : k->output_descs()) computes = computes || shape_numel(d.shape) > 0;
       const std::string fn = name + "_k" + std::to_string(i);
-      AotKernel& entry = ks.kernels[i];
-      entry.function = computes ? fn : "";
-      entry.signature = grp.signature;
-      entry.tuned = tuned != nullptr;
-      entry.first_group = grp.id;
-      if (const NpuStageMap* stages = k->npu_stages()) {
-        entry.has_npu = true;
-        entry.npu_stages = *stages;
-        entry.npu_tiles = k->npu_tiles();
-      }
+      ks.kernels[i] = aot_kernel_entry(computes ? fn : "", grp, tuned != nullptr, k->npu_stages(), k->npu_tiles());
       out.group_kernels[i] = k;
       if (computes)
         out.kernels[fn] = [k, n_in = grp.inputs.size(), dim_names](void** args) {

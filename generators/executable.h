@@ -41,6 +41,13 @@ std::vector<std::vector<std::string>> kernel_function_names(const KernelNumberin
 // `npu`: the NPU tile model's target (else host). Weights and the hash are the caller's to add.
 AotPlan make_aot_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, const std::string& name,
                       const std::string& model, const NpuTarget* npu, const PlanKernels& ks);
+// Kernel `fn`'s plan entry, compiled from `grp` (`fn` "" when it computes nothing), with the NPU
+// tile model's stage map and tiles when it has them (what the simulator counts, the tiles chosen).
+AotKernel aot_kernel_entry(const std::string& fn, const FusionGroup& grp, bool tuned, const NpuStageMap* npu_stages,
+                           const std::vector<std::string>& npu_tiles);
+// "g<id> (<size class>): <why>": a kernel on the reference schedule (ExecStats::schedule_fallbacks,
+// AotResult::schedule_fallbacks).
+std::string schedule_fallback_line(const FusionGroup& grp, const ShapeClass& cls, const std::string& why);
 // Every constant the groups read (and constant graph outputs), 64-byte aligned; `total` gets the
 // weights file's size.
 std::vector<AotWeight> weight_entries(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, int64_t& total);

@@ -69,7 +69,6 @@ struct Slot {
   halide_buffer_t written{};
 };
 
-
 int32_t npu_trace(void*, const halide_trace_event_t* e) { return NpuSimulator::on_event(e); }
 
 // Routes the AOT kernels' trace events to the NPU simulator.
@@ -499,7 +498,8 @@ void PlanRunner::run(const std::map<std::string, Tensor>& inputs, std::map<std::
     }
     m.invoke(s, bufs);
   }
-  m.peak_bytes = std::max(m.peak_bytes, m.live_peak());
+  // A static plan's values have one size: its peak is the same every run.
+  if (!m.dims.empty() || m.peak_bytes == 0) m.peak_bytes = std::max(m.peak_bytes, m.live_peak());
   // Outputs out of the arena into the caller's tensors (reused when they fit); caches are set.
   for (const TensorSpec& o : m.outs) {
     const Slot& s = m.slots.at(o.name);
