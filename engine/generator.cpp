@@ -46,14 +46,21 @@ std::string path_in(const std::string& dir, const char* file) { return (std::fil
 
 DecoderFiles decoder_files(const std::string& dir) {
   const std::string pf = path_in(dir, "decoder_model.onnx"), sf = path_in(dir, "decoder_with_past_model.onnx"),
-                    single = path_in(dir, "model.onnx");
+                    single = path_in(dir, "model.onnx"), merged = path_in(dir, "decoder_model_merged.onnx");
   auto is_file = [](const std::string& f) { return std::filesystem::is_regular_file(f); };
   if (is_file(pf) && is_file(sf)) return {pf, sf};
+  if (is_file(merged)) {
+    const std::vector<std::string> conditions = onnx_branch_inputs(merged);
+    if (conditions.size() != 1)
+      throw GafError(merged + ": expected one If on a bool input (use_cache_branch), found " +
+                     std::to_string(conditions.size()));
+    return {merged, merged, conditions[0]};
+  }
   if (is_file(pf) && !is_file(sf)) return {pf, pf};
   if (is_file(single)) return {single, single};
   if (is_file(sf)) throw GafError(pf + ": no such file (decoder_with_past_model.onnx needs it beside it)");
-  throw GafError(dir + ": has no decoder (expected decoder_model.onnx and decoder_with_past_model.onnx, or "
-                 "model.onnx with past_key_values.* inputs)");
+  throw GafError(dir + ": has no decoder (expected decoder_model.onnx and decoder_with_past_model.onnx, "
+                 "decoder_model_merged.onnx, or model.onnx with past_key_values.* inputs)");
 }
 
 DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const DecoderFiles& files, int64_t batch,
@@ -95,11 +102,15 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
     : dir_(dir), files_(decoder_files(dir)), batch_(batch), max_len_(max_len) {
   const std::string& pf = files_.prefill;
   const std::string& sf = files_.step;
-  const Graph step_graph = import_onnx_file(sf);
-  dims_ = decoder_dims(files_.single() ? step_graph : import_onnx_file(pf), step_graph, files_, batch, max_len);
+  const Graph step_graph = import_onnx_file(sf, files_.step_branch());
+  const bool same_graph = files_.single() && files_.branch.empty();
+  dims_ = decoder_dims(same_graph ? step_graph : import_onnx_file(pf, files_.prefill_branch()), step_graph, files_, batch,
+                       max_len);
   EngineOptions po = base, so = base;
   po.model = dims_.prefill;
   so.model = dims_.step;
+  po.model.branches = files_.prefill_branch();
+  so.model.branches = files_.step_branch();
   // The runtime's KV caches: every present.X in a block of max_len rows along the cache axis
   // (the dim of past_key_values.X that is the cache length), appended in place by each step.
   for (const std::string& in : step_graph.inputs()) {

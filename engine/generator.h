@@ -17,11 +17,16 @@
 namespace gaf {
 
 // The decoder's files in `dir`: optimum's two (decoder_model.onnx, decoder_with_past_model.onnx),
-// or one file with past inputs (model.onnx, or decoder_model.onnx alone) that serves both runs,
-// the prefill with pasts of length 0. GafError naming the folder when neither is there.
+// optimum's merged decoder (decoder_model_merged.onnx: an If on a bool input, `branch`, false
+// for the prefill and true for a step; each value imported as its own graph), or one file with
+// past inputs (model.onnx, or decoder_model.onnx alone) that serves both runs. A single or merged
+// file's prefill reads pasts of length 0. GafError naming the folder when none is there.
 struct DecoderFiles {
   std::string prefill, step;
+  std::string branch;  // merged: the If's condition input (use_cache_branch)
   bool single() const { return prefill == step; }
+  BranchConditions prefill_branch() const { return branch.empty() ? BranchConditions{} : BranchConditions{{branch, false}}; }
+  BranchConditions step_branch() const { return branch.empty() ? BranchConditions{} : BranchConditions{{branch, true}}; }
 };
 DecoderFiles decoder_files(const std::string& dir);
 

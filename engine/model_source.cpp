@@ -66,6 +66,7 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
       for (const std::string& n : builtin_model_names()) list += (list.empty() ? "" : ", ") + prefix + n;
       throw GafError("unknown built-in model '" + spec + "' (available: " + list + ")");
     }
+    if (!opts.branches.empty()) throw GafError(spec + ": has no If to take a --branch of");
     if (opts.layers < 1 || opts.seq < 1 || opts.batch < 1)
       throw GafError(spec + ": --layers, --seq and --batch must be positive");
     BertConfig cfg;
@@ -81,7 +82,7 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
     m.description = spec + " (" + std::to_string(cfg.layers) + " layers, hidden " +
                     std::to_string(cfg.hidden) + ", seq " + dim_text("seq") + ", batch " + dim_text("batch") + ")";
   } else {
-    m.graph = import_onnx_file(spec);
+    m.graph = import_onnx_file(spec, opts.branches);
     m.description = spec;
     // Symbols not given with --dim are bound from the shapes of the given inputs.
     for (const auto& [name, t] : known_inputs) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion/frontend/if_branches.h"
 #include "fusion/frontend/passes.h"
 #include "generators/reference_executor.h"
 
@@ -15,6 +16,7 @@ namespace gaf {
 struct ModelOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
   SymbolRanges dim_ranges;              // --dim NAME=LO..HI: dynamic, one plan for the range
+  BranchConditions branches;            // --branch NAME=true|false: an If on that input takes one branch
   int layers = 12;                      // builtin:bert-base
   int64_t seq = 128;
   int64_t batch = 1;

@@ -14,6 +14,7 @@
 #include "fusion/frontend/onnx_import.h"
 #include "runtime/tensor_io.h"
 #include "test/cli_util.h"
+#include "test/error_text.h"
 
 using namespace gaf;
 using namespace gaf::testing;
@@ -58,6 +59,12 @@ class Generate : public ::testing::Test {
 class GenerateSingleFile : public Generate {
   const char* folder() const override { return "gpt2_kv_single"; }
   const char* export_options() const override { return "--layout single"; }
+};
+
+// optimum's merged decoder: decoder_model_merged.onnx, an If on use_cache_branch.
+class GenerateMerged : public Generate {
+  const char* folder() const override { return "gpt2_kv_merged"; }
+  const char* export_options() const override { return "--layout merged"; }
 };
 
 // The AOT app's ctest entry exports its own copy.
@@ -133,6 +140,27 @@ TEST_F(GenerateSingleFile, GreedyTokensEqualPyTorchs) {
   EXPECT_EQ(gen.dims().prefill.dims.at("past"), 0);
   EXPECT_EQ(gen.dims().step.dim_ranges.at("past").hi, prompt.shape()[1] + kNewTokens - 1);
   EXPECT_EQ(ids(gen.generate(prompt, kNewTokens).tokens), ids(expected));
+}
+
+// The merged file is imported twice, once per value of use_cache_branch: the prefill is the else
+// branch (pasts of length 0, unread), a step the then branch; the tokens equal PyTorch's. Without
+// the condition the If is refused in one line that says how to give it.
+TEST_F(GenerateMerged, GreedyTokensEqualPyTorchs) {
+  const Tensor prompt = read_npy(dir_ + "/input_ids.npy");
+  const Tensor expected = read_npy(dir_ + "/expected_tokens.npy");
+  const DecoderFiles files = decoder_files(dir_);
+  EXPECT_EQ(files.branch, "use_cache_branch");
+  Generator gen(dir_, 1, prompt.shape()[1] + kNewTokens, EngineOptions{});
+  EXPECT_EQ(gen.dims().prefill.dims.at("past"), 0);
+  EXPECT_EQ(ids(gen.generate(prompt, kNewTokens).tokens), ids(expected));
+
+  const std::string merged = dir_ + "/decoder_model_merged.onnx";
+  const std::string err = error_of([&] { import_onnx_file(merged); });
+  EXPECT_NE(err.find("(If, 'optimum::if')"), std::string::npos) << err;
+  EXPECT_NE(err.find("--branch use_cache_branch=true|false"), std::string::npos) << err;
+  EXPECT_EQ(import_onnx_file(merged, {{"use_cache_branch", true}}).inputs().size(), 5u);  // ids + 4 pasts
+  const std::string bad = error_of([&] { import_onnx_file(merged, {{"input_ids", true}}); });
+  EXPECT_NE(bad.find("--branch 'input_ids': the model has no bool input of that name"), std::string::npos) << bad;
 }
 
 // The runtime's KV cache: a step engine with the caches bound appends each token's keys and

@@ -149,7 +149,7 @@ Action add_generate_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "generate",
       "text generation with a KV cache, greedy or sampled: MODEL_DIR holds decoder_model.onnx and "
-      "decoder_with_past_model.onnx (as Hugging Face optimum exports a decoder), or one model.onnx with past inputs; prefill on the prompt, then one step per new token; prints time "
+      "decoder_with_past_model.onnx (as Hugging Face optimum exports a decoder), optimum's decoder_model_merged.onnx, or one model.onnx with past inputs; prefill on the prompt, then one step per new token; prints time "
       "to first token, per-token latency and the ids (exit 3 when --compare differs)");
   c->add_option("model_dir", a->dir, "folder with decoder_model.onnx and decoder_with_past_model.onnx, or model.onnx")
       ->required();

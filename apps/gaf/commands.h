@@ -14,6 +14,7 @@ namespace gaf::cli {
 struct ModelArgs {
   std::string model;
   std::vector<std::string> dims;
+  std::vector<std::string> branches;  // --branch NAME=true|false
   ModelOptions opts;
   void add_to(CLI::App* app, bool required = true);  // gaf info alone describes the CPU
   ModelOptions resolved() const;  // parses --dim

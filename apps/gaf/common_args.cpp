@@ -19,6 +19,8 @@ void ModelArgs::add_to(CLI::App* app, bool required) {
   app->add_option("model", model, "path/to/model.onnx or builtin:bert-base")->required(required);
   app->add_option("--dim", dims,
                   "bind a symbolic dim, NAME=VALUE, or keep it dynamic over a range, NAME=LO..HI (repeatable)");
+  app->add_option("--branch", branches,
+                  "take one branch of an If on a bool input, NAME=true|false (a merged decoder's use_cache_branch)");
   app->add_option("--layers", opts.layers, "builtin:bert-base: encoder layers")->capture_default_str();
   app->add_option("--seq", opts.seq, "builtin:bert-base: sequence length")->capture_default_str();
   app->add_option("--batch", opts.batch, "builtin:bert-base: batch size")->capture_default_str();
@@ -31,6 +33,14 @@ ModelOptions ModelArgs::resolved() const {
     if (o.dims.count(b.name) || o.dim_ranges.count(b.name)) throw GafError("--dim '" + b.name + "' is given twice");
     if (b.range.lo == b.range.hi) o.dims[b.name] = b.range.lo;
     else o.dim_ranges[b.name] = b.range;
+  }
+  for (const std::string& b : branches) {
+    const size_t eq = b.find('=');
+    const std::string value = eq == std::string::npos ? "" : b.substr(eq + 1);
+    if (eq == 0 || (value != "true" && value != "false"))
+      throw GafError("--branch '" + b + "': expected NAME=true or NAME=false, e.g. --branch use_cache_branch=true");
+    if (!o.branches.emplace(b.substr(0, eq), value == "true").second)
+      throw GafError("--branch '" + b.substr(0, eq) + "' is given twice");
   }
   return o;
 }

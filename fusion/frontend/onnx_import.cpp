@@ -84,8 +84,10 @@ Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_
   if (!unsupported.empty()) {
     std::string list;
     for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
-    throw GafError(what + ": " + std::to_string(unsupported.size()) +
-                   " unsupported op(s): " + list);
+    std::string hint;
+    for (const std::string& c : branch_condition_inputs(gp))
+      hint += "; the If on input '" + c + "' runs with its value given (--branch " + c + "=true|false)";
+    throw GafError(what + ": " + std::to_string(unsupported.size()) + " unsupported op(s): " + list + hint);
   }
 
   // The weights' declared sizes against the memory budget before any is allocated.
@@ -147,7 +149,9 @@ Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_
   return g;
 }
 
-Graph import_onnx_file(const std::string& path) {
+namespace {
+
+onnx::ModelProto parse_onnx_file(const std::string& path) {
   // Protobuf messages are limited to 2 GB (larger models keep their weights as external data).
   const std::string bytes = read_regular_file(path, "model file", INT32_MAX);
   onnx::ModelProto model;
@@ -155,6 +159,18 @@ Graph import_onnx_file(const std::string& path) {
     throw GafError(path + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     throw GafError(path + ": not a valid ONNX model (no graph)");
+  return model;
+}
+
+}  // namespace
+
+std::vector<std::string> onnx_branch_inputs(const std::string& path) {
+  return branch_condition_inputs(parse_onnx_file(path).graph());
+}
+
+Graph import_onnx_file(const std::string& path, const BranchConditions& branches) {
+  onnx::ModelProto model = parse_onnx_file(path);
+  inline_bound_branches(*model.mutable_graph(), branches, path);
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   return import_onnx_model(model, dir, path);
 }

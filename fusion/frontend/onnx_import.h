@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "fusion/frontend/if_branches.h"
 #include "fusion/ir/graph.h"
 
 namespace onnx {
@@ -17,8 +18,11 @@ namespace gaf {
 constexpr int64_t kMaxOnnxOpset = 18;
 
 // Throws GafError naming the file (bad protobuf, unsupported element type) or listing every
-// unsupported (op type, node name) pair at once.
-Graph import_onnx_file(const std::string& path);
+// unsupported (op type, node name) pair at once. An If on a graph input named in `branches` is
+// replaced by the branch taken (if_branches.h); the input is then gone from the graph.
+Graph import_onnx_file(const std::string& path, const BranchConditions& branches = {});
+// The bool inputs an If of the model at `path` branches on (if_branches.h); GafError naming the file.
+std::vector<std::string> onnx_branch_inputs(const std::string& path);
 Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_dir,
                         const std::string& what);
 

@@ -22,7 +22,13 @@ model from it). The defaults are the test's toy; the decoding bench's real size 
 --layout single writes the model as one file instead, model.onnx with past inputs (the layout
 transformers.js / onnx-community models ship): the prefill is that file with pasts of length 0.
 
-usage: export_gpt2_kv.py OUT_DIR [--new-tokens N] [--prompt-len P] [--layout two-files|single]
+--layout merged writes optimum's merged decoder instead, decoder_model_merged.onnx: both exports
+under one `If` on a bool [1] input use_cache_branch (then: the with-past graph, else: the prefill
+graph), their weights stored once at the top level (merge_decoders below does what optimum's
+merge_decoders does: equal tensors under one name, the branches' own initializers moved out).
+The past inputs are inputs of the merged file in both branches; the prefill feeds them empty.
+
+usage: export_gpt2_kv.py OUT_DIR [--new-tokens N] [--prompt-len P] [--layout two-files|single|merged]
                          [--layers L] [--hidden H] [--heads A] [--vocab V] [--max-pos M]
 """
 import argparse
@@ -166,6 +172,54 @@ def past_names():
     return [n for i in range(LAYERS) for n in ("past_key_values.%d.key" % i, "past_key_values.%d.value" % i)]
 
 
+def merge_decoders(prefill_path, with_past_path, out_path):
+    """optimum's merged layout from the two files (see the module text); removes the two files."""
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+    no_past, past = onnx.load(prefill_path), onnx.load(with_past_path)
+    names_by_content, top = {}, []
+
+    def hoist(graph, tag):
+        """Moves graph's initializers to the top level, one name per distinct tensor."""
+        renamed = {}
+        for init in graph.initializer:
+            a = numpy_helper.to_array(init)
+            key = (a.dtype.str, a.shape, a.tobytes())
+            if key not in names_by_content:
+                name = init.name if all(t.name != init.name for t in top) else tag + "." + init.name
+                names_by_content[key] = name
+                t = numpy_helper.from_array(a, name)
+                top.append(t)
+            renamed[init.name] = names_by_content[key]
+        del graph.initializer[:]
+        for node in graph.node:
+            for i, x in enumerate(node.input):
+                if x in renamed:
+                    node.input[i] = renamed[x]
+        for i, o in enumerate(graph.output):  # an initializer returned as an output stays named as such
+            if o.name in renamed:
+                graph.node.append(helper.make_node("Identity", [renamed[o.name]], [o.name]))
+        del graph.input[:]
+
+    inputs = list(past.graph.input)
+    outputs = list(past.graph.output)
+    hoist(past.graph, "with_past")
+    hoist(no_past.graph, "no_past")
+    # Branch outputs keep their names (the If's outputs are named the same, as optimum does).
+    cond = helper.make_tensor_value_info("use_cache_branch", TensorProto.BOOL, [1])
+    if_node = helper.make_node("If", ["use_cache_branch"], [o.name for o in outputs], name="optimum::if",
+                               then_branch=past.graph, else_branch=no_past.graph)
+    for o in outputs:  # the present length differs per branch: a fresh symbol
+        if o.name.startswith("present."):
+            o.type.tensor_type.shape.dim[2].dim_param = "present_sequence"
+    graph = helper.make_graph([if_node], "merged_decoder", inputs + [cond], outputs, initializer=top)
+    model = helper.make_model(graph, opset_imports=list(past.opset_import))
+    model.ir_version = past.ir_version
+    onnx.save(model, out_path)
+    os.remove(prefill_path)
+    os.remove(with_past_path)
+
+
 def greedy(model, prompt, n):
     """PyTorch's greedy generation with its own KV cache: n token ids after the prompt."""
     logits, past = model(prompt)
@@ -189,7 +243,7 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=512)
     ap.add_argument("--max-pos", type=int, default=256)
-    ap.add_argument("--layout", choices=["two-files", "single"], default="two-files")
+    ap.add_argument("--layout", choices=["two-files", "single", "merged"], default="two-files")
     a = ap.parse_args()
     config = configure(**{k: getattr(a, k) for k in SIZE_KEYS})
     if a.prompt_len + a.new_tokens > MAX_POS:
@@ -219,6 +273,10 @@ def main():
                                             **{n: {0: "batch", 2: "seq"} for n in present_names()}})
             torch.onnx.export(WithPast(model), (ids, *past), os.path.join(a.out_dir, "decoder_with_past_model.onnx"),
                               **with_past)
+            if a.layout == "merged":
+                merge_decoders(os.path.join(a.out_dir, "decoder_model.onnx"),
+                               os.path.join(a.out_dir, "decoder_with_past_model.onnx"),
+                               os.path.join(a.out_dir, "decoder_model_merged.onnx"))
         expected, margin = greedy(model, prompt, a.new_tokens)
     np.save(os.path.join(a.out_dir, "input_ids.npy"), prompt.numpy())
     np.save(os.path.join(a.out_dir, "expected_tokens.npy"), expected)
