@@ -65,10 +65,16 @@ void Engine::after_load() {
   // bf16 pays only with bf16 dot products: without them every kernel widens its bf16 weights and
   // BERT-base seq 128 ran 4.1x slower than fp32 (582 vs 138 ms, AMD EPYC Zen 3, AVX2).
   requested_precision_ = opts_.precision;
-  if (opts_.precision == Precision::Bf16 && !opts_.npu && !opts_.bf16_where_slower && !cpu_has_avx512_bf16()) {
+  if (opts_.precision == Precision::Bf16 && !opts_.npu && !opts_.lowp_where_slower && !cpu_has_avx512_bf16()) {
     opts_.precision = Precision::Fp32;
     precision_note_ = "--precision bf16: this CPU has no bf16 dot products (AVX512-BF16), where bf16 kernels run "
                       "slower than fp32 (BERT-base 4.1x on an AVX2 AMD EPYC); running fp32 kernels, at least as accurate";
+  }
+  // Likewise int8 without int8 dot products (vpdpbusd): the widening multiplies alone do not pay.
+  if (opts_.precision == Precision::Int8 && !opts_.npu && !opts_.lowp_where_slower && !cpu_has_avx512_vnni()) {
+    opts_.precision = Precision::Fp32;
+    precision_note_ = "--precision int8: this CPU has no AVX-512 int8 dot products (AVX512-VNNI); running fp32 "
+                      "kernels, at least as accurate";
   }
   opts_.fusion.check_skip_names(loaded_.graph);
   // Sharded before anything else sees the graph: each rank plans, packs and keeps only its part.

@@ -33,11 +33,12 @@ struct EngineOptions {
   // Host: MatMul weights rewritten as panels before kernels compile (generators/weight_packing.h).
   // Off for runs that must see the weights as the reference does (gaf verify).
   bool pack_weights = true;
-  // Host: MatMuls on packed weights in bf16 (generators/precision.h); needs pack_weights. Bf16
-  // runs only where it is faster: on a CPU without bf16 dot products (AVX512-BF16) the engine
-  // runs fp32 and says why (precision_note()), unless bf16_where_slower (the bf16 path's tests).
+  // Host: MatMuls on packed weights in bf16 or int8 (generators/precision.h); needs pack_weights.
+  // A low precision runs only where it is faster: on a CPU without its dot products (bf16:
+  // AVX512-BF16, int8: AVX512-VNNI) the engine runs fp32 and says why (precision_note()), unless
+  // lowp_where_slower (the low-precision paths' tests, gaf verify).
   Precision precision = Precision::Fp32;
-  bool bf16_where_slower = false;
+  bool lowp_where_slower = false;
   // Keep the graph as loaded, before the planner's rewrites, beside the planned one (a reference
   // run or an unfused baseline of the same model); else the rewrites replace its weights in place.
   bool keep_loaded = false;

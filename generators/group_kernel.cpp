@@ -14,22 +14,23 @@ namespace {
 // The group's pipeline (group_pipeline.h, shared with AOT) JIT-compiled for the host.
 int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { return NpuSimulator::on_event(e); }
 
-// A member MatMul reads bf16-packed weights (--precision bf16): the kernel wants vdpbf16ps.
-bool reads_bf16_pairs(const Graph& g, const FusionGroup& grp) {
+// The target of the group's kernel: a member MatMul on bf16- or int8-packed weights (--precision
+// bf16, int8) wants its dot-product instruction (vdpbf16ps, vpdpbusd).
+Halide::Target group_target(const Graph& g, const FusionGroup& grp) {
   for (int i : grp.nodes) {
     const Node& n = g.nodes()[i];
-    if (n.op_type == "MatMul" && n.attrs.has("_b_panel") && n.inputs.size() == 2 &&
-        g.value(n.inputs[1]).type.dtype == DType::BFloat16)
-      return true;
+    if (n.op_type != "MatMul" || !n.attrs.has("_b_panel") || n.inputs.size() != 2) continue;
+    const DType w = g.value(n.inputs[1]).type.dtype;
+    if (w == DType::BFloat16 || w == DType::Int8) return dot_product_target(w);
   }
-  return false;
+  return host_target();
 }
 
 class JitGroupKernel : public GroupKernel {
  public:
   JitGroupKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts)
       : id_(grp.id), dynamic_(g.dynamic) {
-    const Halide::Target target = reads_bf16_pairs(g, grp) ? bf16_dot_target() : host_target();
+    const Halide::Target target = group_target(g, grp);
     holder_ = lower_group_pipeline(g, grp, opts, target, [&](GroupPipeline& p) {
       // NPU kernels report their staging copies to the simulator (npu_sim.h).
       if (opts.source == ScheduleSource::NpuTile) p.pipeline().jit_handlers().custom_trace = npu_trace;

@@ -5,9 +5,16 @@ namespace gaf {
 Precision parse_precision(const std::string& name) {
   if (name == "fp32") return Precision::Fp32;
   if (name == "bf16") return Precision::Bf16;
-  throw GafError("--precision: unknown precision '" + name + "' (expected fp32 or bf16)");
+  if (name == "int8") return Precision::Int8;
+  throw GafError("--precision: unknown precision '" + name + "' (expected fp32, bf16 or int8)");
 }
 
-const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::Bf16: return "bf16";
+    case Precision::Int8: return "int8";
+    default: return "fp32";
+  }
+}
 
 }  // namespace gaf

@@ -1,6 +1,7 @@
 #include "generators/weight_packing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "runtime/float16.h"
@@ -50,6 +51,34 @@ Tensor pack_pair_panels(const Tensor& b, int64_t w) {
   return p;
 }
 
+// B [K, N] as int8 quad panels [ceil(N / w), K / 4 + 2, w, 4] (see weight_packing.h): element
+// (q, kq, j, e) is B[4 kq + e, q w + j] quantized with its column's scale; rows K / 4 and
+// K / 4 + 1 hold the column's scale and quant sum, byte e of each in lane e.
+Tensor pack_quad_panels(const Tensor& b, int64_t w) {
+  const int64_t K = b.shape()[0], N = b.shape()[1], P = (N + w - 1) / w, KQ = K / 4;
+  Tensor p(DType::Int8, {P, KQ + 2, w, 4});
+  std::memset(p.data<int8_t>(), 0, static_cast<size_t>(p.numel()));
+  const float* src = b.data<float>();
+  int8_t* dst = p.data<int8_t>();
+  auto at = [&](int64_t q, int64_t kq, int64_t j) { return dst + ((q * (KQ + 2) + kq) * w + j) * 4; };
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t q = n / w, j = n % w;
+    float amax = 0.0f;
+    for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::fabs(src[k * N + n]));
+    const float scale = amax > 0.0f ? amax / 127.0f : 1.0f;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const float r = std::nearbyint(src[k * N + n] / scale);
+      const int8_t v = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
+      at(q, k / 4, j)[k % 4] = v;
+      sum += v;
+    }
+    std::memcpy(at(q, KQ, j), &scale, 4);
+    std::memcpy(at(q, KQ + 1, j), &sum, 4);
+  }
+  return p;
+}
+
 // The panel width for MatMul `n`, or 0 when its B is not packed.
 int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) {
   if (n.op_type != "MatMul" || n.inputs.size() != 2 || n.attrs.has("_b_panel")) return 0;
@@ -75,9 +104,10 @@ int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precisi
     const int64_t w = panel_width(g, n, p);
     if (w == 0) continue;
     Value& b = g.value(n.inputs[1]);
-    const bool pairs = precision == Precision::Bf16 && b.constant->shape()[0] % 2 == 0;
-    const int64_t N = b.constant->shape()[1];
-    Tensor t = pairs ? pack_pair_panels(*b.constant, w) : pack_panels(*b.constant, w);
+    const int64_t K = b.constant->shape()[0], N = b.constant->shape()[1];
+    Tensor t = precision == Precision::Bf16 && K % 2 == 0   ? pack_pair_panels(*b.constant, w)
+               : precision == Precision::Int8 && K % 4 == 0 ? pack_quad_panels(*b.constant, w)
+                                                            : pack_panels(*b.constant, w);
     b.type = TensorType(t.dtype(), t.shape());
     b.constant = std::move(t);  // the original [K, N] goes
     n.attrs.set("_b_panel", w);

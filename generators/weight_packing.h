@@ -19,6 +19,13 @@ namespace gaf {
 // Precision::Bf16: the panels are bfloat16 (round to nearest even) with K in adjacent pairs,
 // [N / w, K / 2, w, 2] — the two k of a pair side by side, which is what one vdpbf16ps lane
 // multiplies — for weights whose K is even; the others stay float32.
+// Precision::Int8: int8 panels with K in adjacent quads, [N / w, K / 4 + 2, w, 4] — what one
+// vpdpbusd lane multiplies — for weights whose K is a multiple of 4; the others stay float32.
+// Each column n is quantized on its own: scale_n = max_k |B[k][n]| / 127 (1 for a zero column),
+// q = round(B / scale_n) in [-127, 127]. The panel's two rows past K / 4 carry the column's
+// dequantization facts, as a block of quants carries its scale: row K / 4 the four bytes of
+// scale_n (float32), row K / 4 + 1 those of sum_k q[k][n] (int32, for A's zero point of 128).
+// Padded columns are all zeros (scale 0: they dequantize to 0).
 int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision = Precision::Fp32);
 
 }  // namespace gaf

@@ -26,11 +26,12 @@ StagedOperands staged_operands(const MemberFuncs& m) {
   for (const Stage& s : m.stages)
     if (s.role == StageRole::Operand) ops.push_back(&s);
   StagedOperands staged;
-  if (ops.size() == 2) {
+  const Stage* acc = accumulator_of(m);
+  if (m.b_panel > 0 && acc && acc->reduction.size() == 2) {
+    staged.a_converted = ops;  // dot products read B directly: their operand stages convert A
+  } else if (ops.size() == 2) {
     if (m.stage_a) staged.a = ops[0];
     if (m.stage_b) staged.b = ops[1];
-  } else if (ops.size() == 1 && m.b_panel > 0) {
-    staged.a_bf16 = ops[0];  // bf16 pairs read B directly: their one operand stage is A in bf16
   }
   return staged;
 }
@@ -238,7 +239,9 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           schedule_accumulator(s);
           break;
         case StageRole::Constant: f.compute_root(); break;
-        case StageRole::Operand: break;  // inlined into the accumulator
+        case StageRole::Operand:  // inlined into the accumulator; a reduction (a row's scale) at root
+          if (f.has_update_definition()) f.compute_root();
+          break;
         case StageRole::Pointwise:
           if (f.has_update_definition()) f.compute_root();
           break;

@@ -24,9 +24,11 @@ HostScheduleParams default_host_params(int lanes, int vector_registers) {
 bool cpu_has_avx512_fp16() { return cpu_facts().avx512_fp16; }
 
 bool cpu_has_avx512_bf16() { return cpu_facts().avx512_bf16; }
+bool cpu_has_avx512_vnni() { return cpu_facts().avx512_vnni; }
 
-Halide::Target bf16_dot_target() {
-  if (!cpu_has_avx512_bf16() || !host_target().has_feature(Halide::Target::AVX512_Cannonlake)) return host_target();
+Halide::Target dot_product_target(DType weights) {
+  const bool has = weights == DType::BFloat16 ? cpu_has_avx512_bf16() : weights == DType::Int8 && cpu_has_avx512_vnni();
+  if (!has || !host_target().has_feature(Halide::Target::AVX512_Cannonlake)) return host_target();
   return host_target().with_feature(Halide::Target::AVX512_SapphireRapids);
 }
 

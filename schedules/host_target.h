@@ -4,19 +4,22 @@
 
 #include <Halide.h>
 
+#include "runtime/tensor.h"
 #include "schedules/host_params.h"
 
 namespace gaf {
 
 // The JIT target (host features, e.g. avx512_sapphirerapids here).
 const Halide::Target& host_target();
-// The target for kernels with bf16 dot products (--precision bf16): host_target() plus Halide's
-// AVX512_SapphireRapids feature (vdpbf16ps) when the CPU has AVX512-BF16, else host_target().
-// Where the CPU lacks AVX512-FP16 the kernel must still be checked for FP16 instructions
-// (generators/fp16_guard.h) before it runs.
-Halide::Target bf16_dot_target();
-// AVX512-BF16 and AVX512-FP16 (runtime/cpu_facts.h).
+// The target for kernels with dot products on packed weights of dtype `weights` (--precision
+// bf16: BFloat16, int8: Int8): host_target() plus Halide's AVX512_SapphireRapids feature
+// (vdpbf16ps, vpdpbusd) when the CPU has AVX-512 and the instruction (AVX512-BF16,
+// AVX512-VNNI), else host_target(). Where the CPU lacks AVX512-FP16 the kernel must still be
+// checked for FP16 instructions (generators/fp16_guard.h) before it runs.
+Halide::Target dot_product_target(DType weights);
+// AVX512-BF16, AVX512-VNNI and AVX512-FP16 (runtime/cpu_facts.h).
 bool cpu_has_avx512_bf16();
+bool cpu_has_avx512_vnni();
 bool cpu_has_avx512_fp16();
 // Float32 lanes and vector register count of a target (AVX-512: 16 and 32; AVX2: 8 and 16).
 int float_lanes(const Halide::Target& t);

@@ -43,7 +43,8 @@ MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p)
 
 namespace {
 
-// The accumulator of a MatMul on bf16-packed B (fusion/ops/matmul.cpp): reduction {k pairs, pair}.
+// The accumulator of a MatMul on bf16- or int8-packed B (fusion/ops/matmul.cpp): reduction
+// {k groups, group} (pairs of bf16, quads of int8).
 bool dot_pairs(const Stage& acc) { return acc.reduction.size() == 2; }
 
 // k steps unrolled in the accumulator loop: p.k_unroll, or by K when it is 0 (see MatMulParams).
@@ -244,12 +245,23 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   if (!o) return false;
   staged.a = nullptr;  // per panel it would be copied N / width times
   stage_operands(staged, Placement::at(o->f, o->par), p);
-  if (staged.a_bf16 && dot_pairs(acc)) {
-    // Rounded once for all panels (M x K x 2 bytes: 196 KB at BERT's 128 x 768), vectorised,
-    // so the register block loads and broadcasts a ready bf16 pair per row and k step.
-    Func a = staged.a_bf16->func;
+  for (const Stage* s : dot_pairs(acc) ? staged.a_converted : std::vector<const Stage*>{}) {
+    // Converted once for all panels (M x K x 2 bytes: 196 KB at BERT's 128 x 768), vectorised,
+    // so the register block loads and broadcasts a ready bf16 pair (int8 quad) per row and k step.
+    Func a = s->func;
     std::vector<Var> aa = a.args();
-    a.compute_root().vectorize(aa[0], p.lanes, TailStrategy::GuardWithIf).parallel(aa[1], 8);
+    a.compute_root();
+    if (aa.size() >= 2) {
+      a.vectorize(aa[0], p.lanes, TailStrategy::GuardWithIf).parallel(aa[1], 8);
+    } else if (!s->reduction.empty()) {
+      // A row's scale: the max over its k in vectors of lanes, then across the lanes.
+      RVar ko(s->reduction[0].name() + "_o"), ki(s->reduction[0].name() + "_i");
+      Var lane(a.name() + "_lane");
+      Func part = a.update().split(s->reduction[0], ko, ki, p.lanes, TailStrategy::GuardWithIf).rfactor(ki, lane);
+      part.compute_at(a, aa[0]).vectorize(lane);
+      part.update().vectorize(lane);
+      a.parallel(aa[0], 8);
+    }
   }
   // k blocking: only for a short A (a tall one is row-blocked above) and K of 4 blocks or more
   // (see MatMulParams::k_block).

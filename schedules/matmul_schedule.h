@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "fusion/ops/op_builder.h"
 #include "schedules/host_params.h"
@@ -20,9 +21,10 @@ namespace gaf {
 struct StagedOperands {
   const Stage* a = nullptr;  // the MatMul's a_op stage, args (k, row)
   const Stage* b = nullptr;  // its b_op stage, args (n, k, batch)
-  // bf16 pairs (a MatMul on bf16-packed B): its a_op stage, A rounded to bf16, args (k, row).
-  // Computed once at root rather than rounded in the register block at every k step.
-  const Stage* a_bf16 = nullptr;
+  // A converted for a dot-product B (bf16 pairs: a_op, A rounded to bf16; int8 quads: a_scale,
+  // each row's scale, then a_op, A quantized to uint8), args (k, row) / (row). Computed once at
+  // root rather than converted in the register block at every k step.
+  std::vector<const Stage*> a_converted;
 };
 
 // Schedules `out` (ONNX shape [..., M, N], computed at root) in tiles, the tile loops over N

@@ -36,7 +36,8 @@ bool schedule_accumulator(const Stage& s) {
 void apply_reference_schedule(const std::vector<TensorFunc>& outputs,
                               const std::vector<Stage>& stages) {
   for (const Stage& s : stages) {
-    if (s.role == StageRole::Operand) continue;  // inlined into the accumulator
+    // Inlined into the accumulator, but a reduction (an int8 MatMul's row scales) cannot be.
+    if (s.role == StageRole::Operand && !s.func.has_update_definition()) continue;
     Func f = s.func;
     f.compute_root();
     // At root the accumulator is its own loop nest: parallel over its rows too.

@@ -83,7 +83,7 @@ TEST(LowPrecisionMatMul, MatMulGeluWithinOnePercentOfFp32) {
   Engine fp32(ffn_up(), EngineOptions{});
   EngineOptions o;
   o.precision = Precision::Bf16;
-  o.bf16_where_slower = true;  // the bf16 kernels themselves, on any CPU
+  o.lowp_where_slower = true;  // the bf16 kernels themselves, on any CPU
   Engine bf16(ffn_up(), o);
   const Tensor want = fp32.run(in).at("y");
   const Tensor got = bf16.run(in).at("y");
@@ -100,7 +100,7 @@ TEST(LowPrecisionMatMul, BertEncoderWithinOnePercentOfFp32) {
   o.model.layers = 2;
   Engine fp32("builtin:bert-base", o);
   o.precision = Precision::Bf16;
-  o.bf16_where_slower = true;
+  o.lowp_where_slower = true;
   Engine bf16("builtin:bert-base", o);
   const TensorMap in = make_default_inputs(fp32.graph(), 0);
   const TensorMap want = fp32.run(in), got = bf16.run(in);
@@ -134,7 +134,7 @@ TEST(LowPrecisionMatMul, KernelUsesVdpbf16ps) {
   ASSERT_EQ(plan.groups.size(), 1u);
   KernelOptions k;
   k.params = host_params_for(host_target());
-  const Halide::Target wanted = bf16_dot_target();
+  const Halide::Target wanted = dot_product_target(DType::BFloat16);
   GroupPipeline p(g, plan.groups[0], k, wanted);
   const Halide::Target t = fp16_safe_target(p.pipeline(), p.arguments(), wanted);
   const std::string file = std::string(GAF_TEST_SCRATCH) + "/bf16_matmul.s";

@@ -49,8 +49,10 @@ void CommonArgs::add_to(CLI::App* app) {
   app->add_flag("-v,--verbose", verbose, "more log output on stderr (-v info, -vv debug: every planner decision)");
   app->add_flag("-q,--quiet", quiet, "errors only on stderr");
   app->add_option("--threads", threads, "threads of Halide's thread pool (default: one per core)");
-  app->add_option("--precision", precision, "MatMul precision on the host: fp32, or bf16 (weights packed to bfloat16, float32 sums)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+  app->add_option("--precision", precision,
+                  "MatMul precision on the host: fp32, bf16 (weights packed to bfloat16, float32 sums) or int8 "
+                  "(weights per column and activations per row quantized, int32 sums)")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
       ->capture_default_str();
   app->add_option("--max-memory", max_memory, "memory budget for tensors, e.g. 8G or 512M (default: the machine's RAM)");
   app->add_option("--tp", tp, "tensor-parallel ranks: shard the model Megatron-style; run under mpirun -np TP")

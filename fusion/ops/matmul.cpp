@@ -57,6 +57,40 @@ Func matmul_accumulator_pairs(BuildContext& b, const Expr& K,
   return acc;
 }
 
+// B packed as int8 quads (`_b_panel` = w, B int8 [N / w, K / 4 + 2, w, 4], see
+// generators/weight_packing.h): each row of A is quantized on its own — s_row = max_k |a| / 127
+// (stage a_scale, the max), a_q = round(a / s_row) + 128 in [1, 255] (stage a_op, uint8) — and
+// acc(n, row) = sum over (kq, e) of i32(a_q(4 kq + e, row)) * i32(B(n / w, kq, n % w, e)), int32
+// sums: the host schedule vectorises e inside n (atomic), a 4-lane widening u8 x s8 dot product
+// that Halide lowers to one vpdpbusd per vector of columns (AVX512_SapphireRapids targets).
+// Returns the dequantized product, float32 at (n, row): (acc - 128 colsum_n) * s_row * scale_n,
+// with scale_n and colsum_n read from the panel's two rows past K / 4.
+Func matmul_int8_quads(BuildContext& b, const Expr& K, const std::function<Expr(const Expr& row, const Expr& k)>& a_at,
+                       const TensorFunc& B, int w) {
+  Var n(b.prefix() + "_n"), row(b.prefix() + "_row"), k_(b.prefix() + "_kk");
+  RDom all_k(0, K, b.prefix() + "_ka");
+  Func a_scale = b.stage("a_scale", StageRole::Operand, {all_k.x});
+  a_scale(row) = 1e-30f;  // an all-zero row: any positive scale gives zeros
+  a_scale(row) = max(a_scale(row), abs(a_at(row, all_k.x)));
+  Func a_op = b.stage("a_op", StageRole::Operand);
+  a_op(k_, row) = cast(UInt(8), clamp(round(a_at(row, k_) * (127.0f / a_scale(row))), -127.0f, 127.0f) + 128.0f);
+  const Expr kq = fold(K / 4);
+  RDom r(0, kq, 0, 4, b.prefix() + "_k");
+  Func acc = b.stage("acc", StageRole::Accumulator, {r.x, r.y});
+  acc(n, row) = 0;
+  acc(n, row) += cast<int32_t>(a_op(4 * r.x + r.y, row)) * cast<int32_t>(B({n / w, r.x, n % w, r.y}));
+  // A column's float32 scale and int32 quant sum, little-endian bytes in lanes 0..3 of its row.
+  auto word = [&](const Expr& q) {
+    Expr bits = cast<uint32_t>(0);
+    for (int e = 0; e < 4; ++e) bits = bits | (cast<uint32_t>(cast<uint8_t>(B({n / w, q, n % w, e}))) << (8 * e));
+    return bits;
+  };
+  Func out(b.prefix() + "_deq");
+  out(n, row) = cast<float>(acc(n, row) - 128 * reinterpret(Int(32), word(kq + 1))) * reinterpret(Float(32), word(kq)) *
+                (a_scale(row) / 127.0f);
+  return out;
+}
+
 void check_numeric(const InferContext& c, int i) {
   c.check(c.dtype(i) != DType::Bool, "input " + std::to_string(i) + " is bool");
   c.check(c.dtype(i) == c.dtype(0), std::string("input ") + std::to_string(i) + " has dtype " +
@@ -94,14 +128,22 @@ int64_t packed_n(const InferContext& c, int64_t panels, int64_t w) {
   return n;
 }
 
+// Packed as int8 quads [N / w, K / 4 + 2, w, 4] (rank 4, int8).
+bool b_quads(const InferContext& c) { return b_panel(c) > 0 && c.rank(1) == 4 && c.dtype(1) == DType::Int8; }
 // Packed as bfloat16 pairs [N / w, K / 2, w, 2] (rank 4) rather than float32 panels.
-bool b_pairs(const InferContext& c) { return b_panel(c) > 0 && c.rank(1) == 4; }
+bool b_pairs(const InferContext& c) { return b_panel(c) > 0 && c.rank(1) == 4 && !b_quads(c); }
 
 MatMulShapes matmul_shapes(const InferContext& c) {
   MatMulShapes s;
   s.a = c.shape(0);
   s.b = c.shape(1);
-  if (b_pairs(c)) {
+  if (b_quads(c)) {
+    const int64_t w = b_panel(c);
+    c.check(c.dtype(0) == DType::Float32 && s.b[1] >= 3 && s.b[2] == w && s.b[3] == 4,
+            "int8-packed B must be int8 [N / " + std::to_string(w) + ", K / 4 + 2, " + std::to_string(w) +
+                ", 4] with a float32 A, got " + shape_str(s.b));
+    s.b = {(s.b[1] - 2) * 4, packed_n(c, s.b[0], w)};
+  } else if (b_pairs(c)) {
     const int64_t w = b_panel(c);
     c.check(c.dtype(0) == DType::Float32 && c.dtype(1) == DType::BFloat16 && s.b[2] == w && s.b[3] == 2,
             "bf16-packed B must be bfloat16 [N / " + std::to_string(w) + ", K / 2, " + std::to_string(w) +
@@ -194,8 +236,9 @@ void add_matmul(OpRegistry& r) {
       if (!sh.b_vec) idx.push_back(n);
       return B(idx);
     };
-    Func acc = b_pairs(b.infer()) ? matmul_accumulator_pairs(b, K, a_at, B, w)
-                                  : matmul_accumulator(b, halide_type(A.dtype), M, K, a_at, b_at);
+    Func acc = b_quads(b.infer())   ? matmul_int8_quads(b, K, a_at, B, w)
+               : b_pairs(b.infer()) ? matmul_accumulator_pairs(b, K, a_at, B, w)
+                                    : matmul_accumulator(b, halide_type(A.dtype), M, K, a_at, b_at);
     std::vector<Var> v = b.vars(static_cast<int>(sh.out().size()));
     Expr row = 0;
     for (int d = 0; d < nb; ++d) row = row * batch[d] + v[d];
