@@ -7,17 +7,22 @@ rest padding — ours fused (`gaf run`), ours unfused (`--no-fusion`) and ONNX R
 one `gaf run --profile` per batch. Prints a Markdown table: medians over rounds, the spread
 (min..max of the round medians), unfused / fused, fused / ORT, attention ms per layer and its
 GFLOP/s (scores and probs x V over every row, padding included). "unfused / fused" is the fusion speed-up.
+--precision bf16 int8: ours fused in those precisions too, in the same rounds, in a second table
+with their time against fp32 and ORT and the rel L2 of the last hidden state against PyTorch's.
 
 usage: bert_batch_bench.py --gaf build/gaf --node-path DIR/node_modules [--batch 1 4 16]
-       [--rounds 3] [--repeat 5] [--layers 12] [--work-dir /tmp/gaf_bert_batch]
+       [--rounds 3] [--repeat 5] [--layers 12] [--precision bf16 int8] [--work-dir /tmp/gaf_bert_batch]
 """
 import argparse
 import json
+import tempfile
 import os
 import re
 import statistics
 import subprocess
 import sys
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = "/usr/bin/python3"
@@ -48,9 +53,19 @@ def gaf_cmd(a, d, batch, *extra):
             "--threads", "2", *extra]
 
 
-def ours(a, d, batch, fusion):
-    out = run(gaf_cmd(a, d, batch, "--repeat", str(a.repeat), "-q", *([] if fusion else ["--no-fusion"])))
-    return float(re.search(r"forward \((?:un)?fused\): median ([\d.]+) ms", out).group(1))
+def ours(a, d, batch, fusion, precision="fp32"):
+    out = run(gaf_cmd(a, d, batch, "--repeat", str(a.repeat), "-q", "--precision", precision,
+                      *([] if fusion else ["--no-fusion"])))
+    return float(re.search(r"forward \((?:un)?fused(?:, \w+)?\): median ([\d.]+) ms", out).group(1))
+
+
+def rel_l2_vs_torch(a, d, batch, precision):
+    """rel L2 of our last hidden state in `precision` against PyTorch's (expected.npy)."""
+    with tempfile.TemporaryDirectory() as out:
+        run(gaf_cmd(a, d, batch, "-q", "--precision", precision, "--output-dir", out))
+        got = np.load(os.path.join(out, sorted(f for f in os.listdir(out) if f.endswith(".npy"))[0]))
+    want = np.load(os.path.join(d, "expected.npy"))
+    return float(np.linalg.norm(got - want) / np.linalg.norm(want))
 
 
 def ort(a, d, env):
@@ -73,24 +88,28 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--precision", nargs="*", default=[], choices=["bf16", "int8"])
     ap.add_argument("--work-dir", default="/tmp/gaf_bert_batch")
     a = ap.parse_args()
     env = dict(os.environ, NODE_PATH=a.node_path)
     rows = []
     for batch in a.batch:
         d = export(a, batch)
-        got = {"fused": [], "unfused": [], "ort": []}
+        got = {"fused": [], "unfused": [], "ort": [], **{p: [] for p in a.precision}}
         for r in range(a.rounds):
             got["fused"].append(ours(a, d, batch, True))
             got["unfused"].append(ours(a, d, batch, False))
             got["ort"].append(ort(a, d, env))
+            for p in a.precision:
+                got[p].append(ours(a, d, batch, True, p))
             print("batch %d: round %d/%d done" % (batch, r + 1, a.rounds), file=sys.stderr)
         att = attention_ms(a, d, batch)
-        rows.append((batch, got, att))
+        errors = {p: rel_l2_vs_torch(a, d, batch, p) for p in ["fp32"] + a.precision}
+        rows.append((batch, got, att, errors))
     print("| batch | ours fused ms | spread | ours unfused ms | spread | ORT ms | spread | unfused / fused | fused / ORT "
           "| attention ms per layer | attention GFLOP/s |")
     print("|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|")
-    for batch, got, att in rows:
+    for batch, got, att, _ in rows:
         med = {k: statistics.median(v) for k, v in got.items()}
         spread = {k: "%.1f..%.1f" % (min(v), max(v)) for k, v in got.items()}
         flops = 4.0 * batch * HEADS * SEQ * SEQ * (HIDDEN // HEADS)  # Q K^T and probs V
@@ -98,6 +117,19 @@ def main():
             batch, med["fused"], spread["fused"], med["unfused"], spread["unfused"], med["ort"], spread["ort"],
             med["unfused"] / med["fused"], med["fused"] / med["ort"],
             "%.3f" % att if att else "-", "%.0f" % (flops / att / 1e6) if att else "-"))
+
+    if not a.precision:
+        return
+    print()
+    print("| batch | precision | ours fused ms | spread | / ours fp32 | / ORT | rel L2 vs PyTorch |")
+    print("|---|---|---:|---|---:|---:|---:|")
+    for batch, got, _, errors in rows:
+        for p in ["fp32"] + a.precision:
+            v = got["fused" if p == "fp32" else p]
+            m = statistics.median(v)
+            print("| %d | %s | %.1f | %.1f..%.1f | %.2fx | %.2fx | %.1e |" % (
+                batch, p, m, min(v), max(v), m / statistics.median(got["fused"]), m / statistics.median(got["ort"]),
+                errors[p]))
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ and the spread (min..max of the round figures), and checks every peer's tokens a
 
 The model's sizes are export_gpt2_kv.py's options (--layers, --hidden, --heads, --vocab; the
 issue's real size is --layers 12 --hidden 768 --heads 12 --vocab 8192), the prompt --prompt-len.
---precision bf16 adds a row for ours with bf16 weights.
+--precision bf16 int8 adds a row for ours with bf16 (int8) weights per precision named.
 
 usage: decoding_bench.py --gaf build/gaf --node-path DIR/node_modules [--rounds 5] [--repeat 3]
        [--new-tokens 128] [--prompt-len 32] [--layers 2 --hidden 128 --heads 4 --vocab 512]
-       [--precision bf16] [--no-torch] [--work-dir /tmp/gaf_decoding]
+       [--precision bf16 int8] [--no-torch] [--work-dir /tmp/gaf_decoding]
 """
 import argparse
 import json
@@ -67,7 +67,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=512)
-    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="bf16: one more row for ours")
+    ap.add_argument("--precision", nargs="*", choices=["bf16", "int8"], default=[], help="one more row for ours per precision")
     ap.add_argument("--no-torch", action="store_true", help="leave PyTorch eager out")
     ap.add_argument("--work-dir", default="/tmp/gaf_decoding")
     a = ap.parse_args()
@@ -85,7 +85,7 @@ def main():
     env = dict(os.environ, NODE_PATH=a.node_path)
     peers = {
         "ours (gaf generate)": lambda: ours(a, d),
-        **({"ours bf16 (gaf generate --precision bf16)": lambda: ours(a, d, "bf16")} if a.precision == "bf16" else {}),
+        **{"ours %s (gaf generate --precision %s)" % (p, p): (lambda p=p: ours(a, d, p)) for p in a.precision},
         "ONNX Runtime 1.30 CPU": lambda: peer(["node", os.path.join(HERE, "ort_generate.js"), d, str(a.new_tokens),
                                               str(a.repeat)], d, env),
     }

@@ -99,7 +99,8 @@ const FusionPlan& Engine::plan() {
 const Graph& Engine::kernel_graph() {
   plan();  // signatures keep the logical shapes: plan before packing
   if (opts_.pack_weights && !opts_.npu && !packed_) {
-    pack_matmul_weights(graph_, host_params_for(host_target()), opts_.precision);  // in place of the originals
+    // in place of the originals; a model's own int8 weights stay int8 where that is faster
+    pack_matmul_weights(graph_, host_params_for(host_target()), opts_.precision, cpu_has_avx512_vnni());
     packed_ = true;
   }
   return graph_;

@@ -98,15 +98,16 @@ int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) 
 
 }  // namespace
 
-int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision) {
+int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision, bool model_int8) {
   int packed = 0;
   for (Node& n : g.nodes()) {
     const int64_t w = panel_width(g, n, p);
     if (w == 0) continue;
     Value& b = g.value(n.inputs[1]);
     const int64_t K = b.constant->shape()[0], N = b.constant->shape()[1];
-    Tensor t = precision == Precision::Bf16 && K % 2 == 0   ? pack_pair_panels(*b.constant, w)
-               : precision == Precision::Int8 && K % 4 == 0 ? pack_quad_panels(*b.constant, w)
+    const Precision q = model_int8 && n.attrs.get_int("_int8_weights", 0) ? Precision::Int8 : precision;
+    Tensor t = q == Precision::Bf16 && K % 2 == 0   ? pack_pair_panels(*b.constant, w)
+               : q == Precision::Int8 && K % 4 == 0 ? pack_quad_panels(*b.constant, w)
                                                             : pack_panels(*b.constant, w);
     b.type = TensorType(t.dtype(), t.shape());
     b.constant = std::move(t);  // the original [K, N] goes

@@ -26,6 +26,10 @@ namespace gaf {
 // dequantization facts, as a block of quants carries its scale: row K / 4 the four bytes of
 // scale_n (float32), row K / 4 + 1 those of sum_k q[k][n] (int32, for A's zero point of 128).
 // Padded columns are all zeros (scale 0: they dequantize to 0).
-int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision = Precision::Fp32);
+// `model_int8`: MatMuls whose weights the model quantized (`_int8_weights`,
+// fusion/frontend/dequantized_matmul.h) are packed as int8 whatever `precision` is (the engine
+// passes whether the CPU has int8 dot products).
+int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision = Precision::Fp32,
+                        bool model_int8 = false);
 
 }  // namespace gaf
