@@ -127,9 +127,7 @@ TensorMap Engine::run(const TensorMap& inputs) { return compile().run(inputs); }
 AotResult Engine::compile_aot(AotOptions aot) {
   if (packed_)
     throw GafError("internal: compile_aot after compile(): the AOT compiler packs weights for its own target");
-  if (requested_precision_ != Precision::Fp32)
-    throw GafError(std::string("--precision ") + precision_name(requested_precision_) +
-                   " is for the JIT host path; gaf compile builds fp32 only");
+  aot.precision = requested_precision_;  // as asked: the library may run on another CPU than this
   aot.schedules = opts_.schedules;
   aot.npu = opts_.npu ? &*opts_.npu : nullptr;
   aot.kv_caches = kv_bindings();

@@ -23,6 +23,7 @@
 #include "fusion/report/report.h"
 #include "generators/group_kernel.h"
 #include "generators/executable.h"
+#include "generators/fp16_guard.h"
 #include "generators/group_pipeline.h"
 #include "generators/kernel_numbering.h"
 #include "generators/memory_plan.h"
@@ -122,7 +123,22 @@ struct CompiledKernels : PlanKernels {
   std::vector<std::string> fallbacks;  // kernels on the reference schedule (lower_group_pipeline)
   std::string prototypes;
   int tuned = 0;
+  std::set<std::string> cpu_features;  // AotPlan::cpu_features
 };
+
+// The target a kernel reading dot-product weights `w` is compiled for (one-target libraries), and
+// the CPU features that then holds the library to: with_dot_products, guarded against FP16
+// instructions as the JIT's kernels are (fp16_guard.h; where this CPU has FP16 the guard cannot
+// tell, so the library then needs it too).
+Halide::Target dot_kernel_target(GroupPipeline& q, const Halide::Target& target, DType w,
+                                 std::set<std::string>& cpu_features) {
+  if (w == DType::Float32 || target.has_feature(Halide::Target::AVX512_SapphireRapids)) return target;
+  const Halide::Target t = fp16_safe_target(q.pipeline(), q.arguments(), with_dot_products(target));
+  if (!t.has_feature(Halide::Target::AVX512_SapphireRapids)) return t;
+  cpu_features.insert(w == DType::Int8 ? "avx512_vnni" : "avx512_bf16");
+  if (cpu_has_avx512_fp16()) cpu_features.insert("avx512_fp16");
+  return t;
+}
 
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const AotOptions& opts,
                                 const std::vector<Halide::Target>& targets, const StagingDir& stage) {
@@ -151,8 +167,10 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const Ao
       std::unique_ptr<GroupPipeline> single;
       if (targets.size() == 1) {
         const std::string obj = stage.path(fn + ".o").string();
+        const DType dot = packed_dot_weights(gc, grp.nodes);
         single = lower_group_pipeline(gc, grp, kopts, target, [&](GroupPipeline& q) {
-          q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), fn, target);
+          const Halide::Target t = dot_kernel_target(q, target, dot, out.cpu_features);
+          q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), fn, t);
         }, fallback);
         if (!fallback.empty()) out.fallbacks.push_back(schedule_fallback_line(grp, cls, fallback));
       } else {
@@ -258,7 +276,11 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
   // The kernels and the weights file see MatMul weights packed for this target's tiles (one
   // target only: several targets' tile widths differ). The copy shares the other weights.
   Graph g = loaded;
-  if (targets.size() == 1) pack_matmul_weights(g, host_params_for(targets.front()));
+  if (opts.precision != Precision::Fp32 && (targets.size() != 1 || opts.npu))
+    throw GafError(std::string("gaf compile --precision ") + precision_name(opts.precision) +
+                   ": compiles for one host target (not several, not npu-tile)");
+  if (targets.size() == 1)
+    pack_matmul_weights(g, host_params_for(targets.front()), opts.precision, opts.precision == Precision::Int8);
 
   AotResult res;
   res.groups = static_cast<int>(plan.groups.size());
@@ -283,6 +305,7 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
   res.weight_bytes = p.weights_bytes;
   for (const auto& [present, b] : opts.kv_caches)
     p.kv_caches.push_back(AotKvCache{present, b.past, b.axis, b.capacity, b.append});
+  p.cpu_features.assign(ks.cpu_features.begin(), ks.cpu_features.end());
   p.kernel_table_hash_recorded = p.kernel_table_hash();
   p.validate("the plan of " + name);  // what the runner will check, checked here first
   write_text(stage.path(name + ".h"), header_text(p, ks, res.kernels));

@@ -14,6 +14,7 @@
 #include "fusion/ir/graph.h"
 #include "fusion/planner/plan.h"
 #include "generators/kv_cache.h"
+#include "generators/precision.h"
 #include "runtime/npu_target.h"
 #include "runtime/plan_runner.h"
 #include "schedules/schedule_db.h"
@@ -35,6 +36,10 @@ struct AotOptions {
   // KV caches the plan runner keeps in blocks (bind_kv_caches has marked their values in the
   // graph: their kernels take window strides), recorded in the plan.
   std::map<std::string, KvCacheBinding> kv_caches;
+  // MatMul weights packed in this precision (one target only); bf16 / int8 kernels of an AVX-512
+  // target are compiled with their dot products, and the plan then names the CPU features its
+  // runner requires (AotPlan::cpu_features). Int8 also keeps a model's own int8 weights int8.
+  Precision precision = Precision::Fp32;
 };
 
 struct AotResult {

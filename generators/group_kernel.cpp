@@ -5,6 +5,7 @@
 #include "generators/fp16_guard.h"
 #include "generators/group_pipeline.h"
 #include "generators/halide_buffers.h"
+#include "generators/weight_packing.h"
 #include "schedules/host_target.h"
 
 namespace gaf {
@@ -17,13 +18,8 @@ int32_t npu_trace(Halide::JITUserContext*, const halide_trace_event_t* e) { retu
 // The target of the group's kernel: a member MatMul on bf16- or int8-packed weights (--precision
 // bf16, int8) wants its dot-product instruction (vdpbf16ps, vpdpbusd).
 Halide::Target group_target(const Graph& g, const FusionGroup& grp) {
-  for (int i : grp.nodes) {
-    const Node& n = g.nodes()[i];
-    if (n.op_type != "MatMul" || !n.attrs.has("_b_panel") || n.inputs.size() != 2) continue;
-    const DType w = g.value(n.inputs[1]).type.dtype;
-    if (w == DType::BFloat16 || w == DType::Int8) return dot_product_target(w);
-  }
-  return host_target();
+  const DType w = packed_dot_weights(g, grp.nodes);
+  return w == DType::Float32 ? host_target() : dot_product_target(w);
 }
 
 class JitGroupKernel : public GroupKernel {

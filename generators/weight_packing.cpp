@@ -118,4 +118,14 @@ int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precisi
   return packed;
 }
 
+DType packed_dot_weights(const Graph& g, const std::vector<int>& nodes) {
+  for (int i : nodes) {
+    const Node& n = g.nodes()[i];
+    if (n.op_type != "MatMul" || !n.attrs.has("_b_panel") || n.inputs.size() != 2) continue;
+    const DType w = g.value(n.inputs[1]).type.dtype;
+    if (w == DType::BFloat16 || w == DType::Int8) return w;
+  }
+  return DType::Float32;
+}
+
 }  // namespace gaf

@@ -171,6 +171,7 @@ std::string AotPlan::to_json() const {
   for (const AotKvCache& c : kv_caches)
     j["kv_caches"].push_back(json{{"present", c.present}, {"past", c.past}, {"axis", c.axis},
                                   {"capacity", c.capacity}, {"append", c.append}});
+  if (!cpu_features.empty()) j["cpu_features"] = cpu_features;
   return j.dump(1) + "\n";
 }
 
@@ -293,6 +294,13 @@ AotPlan AotPlan::from_json(const std::string& text, const std::string& origin) {
       c.axis = static_cast<int>(r.integer(cs[i], path, "axis"));
       c.capacity = r.integer(cs[i], path, "capacity", 1);
       c.append = r.boolean(cs[i], path, "append");
+    }
+  }
+  if (j.contains("cpu_features")) {
+    const json& fs = r.array(j, "", "cpu_features");
+    for (size_t i = 0; i < fs.size(); ++i) {
+      if (!fs[i].is_string()) r.fail(item("cpu_features", i), "not a string");
+      p.cpu_features.push_back(fs[i].get<std::string>());
     }
   }
   return p;

@@ -100,6 +100,9 @@ struct AotPlan {
   std::vector<AotWeight> weights;
   std::vector<AotGroup> groups;
   std::vector<AotKvCache> kv_caches;  // "kv_caches", absent when empty
+  // "cpu_features", absent when empty: the dot-product features some kernels were compiled for
+  // (CpuFacts::feature_list names: avx512_bf16, avx512_vnni); the runner refuses a CPU without.
+  std::vector<std::string> cpu_features;
   // kernel_table_hash() when compiled; the generated header carries the same value.
   std::string kernel_table_hash_recorded;
 

@@ -2,6 +2,8 @@
 
 #include <HalideRuntime.h>
 
+#include "runtime/cpu_facts.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -317,6 +319,13 @@ PlanRunner::TensorSpec spec_of(const AotTensor& t) { return PlanRunner::TensorSp
 void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, PlanKernel>& table, bool aot_library) {
   Impl& m = *this;
   install_error_handler();
+  // A library with dot-product kernels (gaf compile --precision bf16/int8 for AVX-512) would die
+  // on the first one (SIGILL) on a CPU without the instruction: refused here in one line.
+  const std::string have = " " + cpu_facts().feature_list() + " ";
+  for (const std::string& f : plan.cpu_features)
+    if (have.find(" " + f + " ") == std::string::npos)
+      m.fail("field 'cpu_features': its kernels need " + f + ", which this CPU (" + cpu_facts().name +
+             ") does not have; compile the library without --precision, or on a CPU with it");
 
   for (const AotTensor& t : plan.inputs) {
     m.ins.push_back(spec_of(t));

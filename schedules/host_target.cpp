@@ -26,10 +26,13 @@ bool cpu_has_avx512_fp16() { return cpu_facts().avx512_fp16; }
 bool cpu_has_avx512_bf16() { return cpu_facts().avx512_bf16; }
 bool cpu_has_avx512_vnni() { return cpu_facts().avx512_vnni; }
 
+Halide::Target with_dot_products(const Halide::Target& t) {
+  return t.has_feature(Halide::Target::AVX512_Cannonlake) ? t.with_feature(Halide::Target::AVX512_SapphireRapids) : t;
+}
+
 Halide::Target dot_product_target(DType weights) {
   const bool has = weights == DType::BFloat16 ? cpu_has_avx512_bf16() : weights == DType::Int8 && cpu_has_avx512_vnni();
-  if (!has || !host_target().has_feature(Halide::Target::AVX512_Cannonlake)) return host_target();
-  return host_target().with_feature(Halide::Target::AVX512_SapphireRapids);
+  return has ? with_dot_products(host_target()) : host_target();
 }
 
 const Halide::Target& host_target() {

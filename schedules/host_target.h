@@ -17,6 +17,9 @@ const Halide::Target& host_target();
 // AVX512-VNNI), else host_target(). Where the CPU lacks AVX512-FP16 the kernel must still be
 // checked for FP16 instructions (generators/fp16_guard.h) before it runs.
 Halide::Target dot_product_target(DType weights);
+// `t` with the AVX512_SapphireRapids feature when it is an AVX-512 target (for an AOT library:
+// whether the CPU that runs it has the instruction is checked there, AotPlan::cpu_features).
+Halide::Target with_dot_products(const Halide::Target& t);
 // AVX512-BF16, AVX512-VNNI and AVX512-FP16 (runtime/cpu_facts.h).
 bool cpu_has_avx512_bf16();
 bool cpu_has_avx512_vnni();

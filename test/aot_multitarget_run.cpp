@@ -1,5 +1,7 @@
-// Runs the multi-target library bert_mt (AVX-512 preferred, AVX2 fallback; test/CMakeLists.txt)
-// on IN_DIR/{hidden_states,attention_mask}.npy into OUT_DIR/last_hidden_state.npy. With
+// Runs a 1-layer builtin:bert-base library compiled at build time (LIB: bert_mt, the multi-target
+// one, AVX-512 preferred and AVX2 fallback; or bert_int8, --precision int8; test/CMakeLists.txt)
+// on IN_DIR/{hidden_states,attention_mask}.npy into OUT_DIR/last_hidden_state.npy, with its plan
+// file or the one given as a fifth argument. With
 // "fallback", the CPU is reported to lack AVX-512, so Halide's dispatch wrappers must pick the
 // AVX2 variants; prints how many variant choices were refused and how many checked. With
 // "short-extent", every kernel is handed its first argument one element short of what it was
@@ -10,7 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "bert_mt.h"
+#define GAF_CAT2(a, b) a##b
+#define GAF_CAT(a, b) GAF_CAT2(a, b)
+#define GAF_STR2(a) #a
+#define GAF_STR(a) GAF_STR2(a)
+#include GAF_STR(LIB.h)
 #include "runtime/plan_runner.h"
 #include "runtime/tensor_io.h"
 
@@ -32,13 +38,13 @@ int no_avx512(int count, const uint64_t* features) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: aot_multitarget_run IN_DIR OUT_DIR native|fallback|short-extent\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: %s IN_DIR OUT_DIR native|fallback|short-extent [PLAN_FILE]\n", argv[0]);
     return 1;
   }
   if (std::strcmp(argv[3], "fallback") == 0) halide_set_custom_can_use_target_features(no_avx512);
   std::map<std::string, gaf::PlanKernel> table;
-  for (const gaf_aot_kernel* k = bert_mt_kernels; k->name; ++k) {
+  for (const gaf_aot_kernel* k = GAF_CAT(LIB, _kernels); k->name; ++k) {
     int (*fn)(void**) = k->argv;
     if (std::strcmp(argv[3], "short-extent") != 0) {
       table[k->name] = fn;
@@ -57,13 +63,13 @@ int main(int argc, char** argv) {
     };
   }
   try {
-    gaf::PlanRunner runner(BERT_MT_PLAN, table, bert_mt_library.table_hash);
+    gaf::PlanRunner runner(argc == 5 ? argv[4] : LIB_PLAN, table, GAF_CAT(LIB, _library).table_hash);
     std::map<std::string, gaf::Tensor> in;
     for (const auto& spec : runner.inputs()) in[spec.name] = gaf::read_npy(std::string(argv[1]) + "/" + spec.name + ".npy");
     auto out = runner.run(in);
     gaf::write_npy(std::string(argv[2]) + "/last_hidden_state.npy", out.at("last_hidden_state"));
   } catch (const gaf::GafError& e) {
-    std::fprintf(stderr, "aot_multitarget_run: error: %s\n", e.what());
+    std::fprintf(stderr, "%s: error: %s\n", argv[0], e.what());
     return 1;
   }
   std::printf("target checks: %d, refused: %d\n", checked, refused);

@@ -11,6 +11,7 @@
 
 #include "cli_util.h"
 #include "generators/reference_executor.h"
+#include "runtime/cpu_facts.h"
 #include "runtime/tensor_io.h"
 
 namespace gaf {
@@ -375,6 +376,44 @@ TEST(MultiTarget, BothVariantsMatchTheJitPath) {
       EXPECT_EQ(r.out.find("refused: 0\n"), std::string::npos) << "no AVX-512 variant was refused: " << r.out;
     }
   }
+}
+
+// bert_int8 (gaf compile --precision int8 at build time) runs through the plan runtime like gaf
+// run --precision int8 (the same kernels: within 1e-6 relative); on a CPU without the features
+// its plan names it is refused in one line naming them, and so is a plan that names one this CPU
+// lacks.
+TEST(AotInt8, LibraryMatchesGafRunInt8AndNamesTheCpuFeaturesItNeeds) {
+  std::string dir = scratch_dir("aot_int8");
+  fs::remove_all(dir);
+  const std::string inputs = write_inputs(dir + "/in", 16, 768);
+  for (const char* sub : {"jit", "aot", "refused"}) fs::create_directories(dir + "/" + sub);
+  const json plan = json::parse(slurp(BERT_INT8_PLAN_FILE));
+  const std::string features = " " + cpu_facts().feature_list() + " ";
+  bool runs_here = true;
+  for (const auto& f : plan.value("cpu_features", json::array())) runs_here = runs_here && features.find(" " + f.get<std::string>() + " ") != std::string::npos;
+  CommandResult aot = run_command(std::string(AOT_INT8_RUN) + " " + dir + "/in " + dir + "/aot native", dir);
+  if (!runs_here) {
+    EXPECT_EQ(aot.exit_code, 1);
+    EXPECT_NE(aot.err.find("field 'cpu_features': its kernels need"), std::string::npos) << aot.err;
+    GTEST_SKIP() << "this CPU lacks a feature the int8 library was compiled for: " << aot.err;
+  }
+  ASSERT_EQ(aot.exit_code, 0) << aot.err;
+  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16 --precision int8" + inputs +
+                                      " --output-dir " + dir + "/jit",
+                                  dir);
+  ASSERT_EQ(jit.exit_code, 0) << jit.err;
+  TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}}, got{{"o", read_npy(dir + "/aot/last_hidden_state.npy")}};
+  EXPECT_LE(max_rel_diff(got, ref), 1e-6);
+  // A feature no x86 CPU has: refused before any kernel runs.
+  json edited = plan;
+  edited["cpu_features"] = json::array({"avx512_vnni_from_the_future"});
+  const std::string edited_path = fs::path(BERT_INT8_PLAN_FILE).parent_path().string() + "/bert_int8_edited.plan.json";
+  { std::ofstream(edited_path) << edited.dump(1); }
+  CommandResult refused = run_command(std::string(AOT_INT8_RUN) + " " + dir + "/in " + dir + "/refused native " + edited_path, dir);
+  fs::remove(edited_path);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("its kernels need avx512_vnni_from_the_future, which this CPU"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir + "/refused/last_hidden_state.npy"));
 }
 
 // A kernel handed a buffer other than the one it was compiled for: Halide's runtime reports an
