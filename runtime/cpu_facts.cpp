@@ -61,6 +61,35 @@ bool amx_permitted() {
 #endif
 }
 
+// The data and unified caches CPUID describes, for VMs whose sysfs has no cache folders: the
+// deterministic cache parameters (leaf 4 on Intel, 0x8000001D on AMD, the same layout; bytes =
+// ways x partitions x line size x sets), else AMD's older size leaves (0x80000005: L1d KB in
+// ECX[31:24]; 0x80000006: L2 KB in ECX[31:16], L3 in 512 KB units in EDX[31:18]), which VMs that
+// hide the first still answer (this project's Zen 5 VM).
+void caches_from_cpuid(CpuFacts& f, unsigned max_leaf) {
+  const bool amd = f.vendor == "AuthenticAMD";
+  const unsigned leaf = amd ? 0x8000001Du : 4u;
+  const unsigned max_ext = cpuid(0x80000000u).eax;
+  if (amd && max_ext >= 0x80000006u) {
+    if (f.l1d == 0) f.l1d = int64_t{cpuid(0x80000005u).ecx >> 24} * 1024;
+    const Regs l23 = cpuid(0x80000006u);
+    if (f.l2 == 0) f.l2 = int64_t{l23.ecx >> 16} * 1024;
+    if (f.l3 == 0) f.l3 = int64_t{l23.edx >> 18} * 512 * 1024;
+  }
+  if (amd ? max_ext < leaf || !bit(cpuid(0x80000001u).ecx, 22) : max_leaf < leaf) return;
+  for (unsigned i = 0; i < 16; ++i) {
+    const Regs r = cpuid(leaf, i);
+    const unsigned type = r.eax & 0x1f, level = (r.eax >> 5) & 0x7;
+    if (type == 0) break;
+    if (type == 2) continue;  // instruction cache
+    const int64_t bytes = int64_t{((r.ebx >> 22) & 0x3ff) + 1} * (((r.ebx >> 12) & 0x3ff) + 1) * ((r.ebx & 0xfff) + 1) *
+                          (int64_t{r.ecx} + 1);
+    if (level == 1 && f.l1d == 0) f.l1d = bytes;
+    if (level == 2 && f.l2 == 0) f.l2 = bytes;
+    if (level == 3 && f.l3 == 0) f.l3 = bytes;
+  }
+}
+
 CpuFacts detect() {
   CpuFacts f;
   const Regs v = cpuid(0);
@@ -109,6 +138,7 @@ CpuFacts detect() {
     if (level == "2") f.l2 = bytes;
     if (level == "3") f.l3 = bytes;
   }
+  caches_from_cpuid(f, max_leaf);  // what sysfs did not say
   return f;
 }
 

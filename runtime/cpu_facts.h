@@ -29,7 +29,8 @@ struct CpuFacts {
   std::string report() const;
 };
 
-// Detected on first use (CPUID, /sys/devices/system/cpu/cpu0/cache, /proc/cpuinfo).
+// Detected on first use (CPUID, /sys/devices/system/cpu/cpu0/cache — CPUID's cache leaves where a VM
+// has no such folder — and /proc/cpuinfo).
 const CpuFacts& cpu_facts();
 
 }  // namespace gaf

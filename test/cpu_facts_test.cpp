@@ -42,7 +42,7 @@ TEST(CpuFacts, AgreeWithProcCpuinfo) {
   EXPECT_EQ(c.amx_int8, flags.count("amx_int8") > 0);
   EXPECT_GT(c.logical_cpus, 0);
   EXPECT_FALSE(c.name.empty());
-  EXPECT_GT(c.l2, 0) << "no L2 size under /sys/devices/system/cpu/cpu0/cache";
+  EXPECT_GT(c.l2, 0) << "no L2 size under /sys/devices/system/cpu/cpu0/cache nor from CPUID";
   EXPECT_GE(c.l2, c.l1d);
 }
 
