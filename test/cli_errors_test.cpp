@@ -128,8 +128,13 @@ TEST_F(CliErrors, UnknownBuiltin) {
   expect_error("info builtin:gpt-9", {"unknown built-in model 'builtin:gpt-9'", "builtin:bert-base"});
 }
 
-// --precision bf16 is the JIT host path's: gaf compile refuses it in one line.
-TEST_F(CliErrors, CompileRefusesBf16) {
-  expect_error("compile builtin:bert-base --layers 1 --seq 16 --precision bf16 -o " + scratch_dir("cli_errors_bf16"),
-               {"--precision bf16", "gaf compile builds fp32 only"});
+// gaf compile --precision bf16/int8 packs for one host target: several (a dispatching library)
+// or npu-tile are refused in one line.
+TEST_F(CliErrors, CompileLowPrecisionForOneHostTargetOnly) {
+  expect_error("compile builtin:bert-base --layers 1 --seq 16 --precision bf16 -o " + scratch_dir("cli_errors_bf16") +
+                   " --halide-target host,x86-64-linux-sse41-avx-f16c-fma-avx2",
+               {"gaf compile --precision bf16", "compiles for one host target"});
+  expect_error("compile builtin:bert-base --layers 1 --seq 16 --precision int8 --target npu-tile -o " +
+                   scratch_dir("cli_errors_int8"),
+               {"gaf compile --precision int8", "not npu-tile"});
 }
