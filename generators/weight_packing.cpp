@@ -79,8 +79,8 @@ Tensor pack_quad_panels(const Tensor& b, int64_t w) {
   return p;
 }
 
-// The panel width for MatMul `n`, or 0 when its B is not packed.
-int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) {
+// The panel width for MatMul `n` packed in precision `q`, or 0 when its B is not packed.
+int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p, Precision q) {
   if (n.op_type != "MatMul" || n.inputs.size() != 2 || n.attrs.has("_b_panel")) return 0;
   const Value& a = g.value(n.inputs[0]);
   const Value& b = g.value(n.inputs[1]);
@@ -88,7 +88,12 @@ int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) 
   if (!a.type.is_static() || a.type.dims.size() < 2) return 0;
   if (readers(g, n.inputs[1]) != 1 || is_graph_output(g, n.inputs[1])) return 0;
   const int64_t M = a.type.shape()[a.type.dims.size() - 2], N = b.constant->shape()[1];
-  const MatMulTile t = choose_matmul_tile(M, N, p);
+  MatMulTile t = choose_matmul_tile(M, N, p);
+  // Dot-product tiles (bf16 pairs, int8 quads) no wider than p.matmul.vectors vectors: the wider
+  // tile choose_matmul_tile takes when it divides N ran 3.5x slower (a vocabulary-8192 LM head at
+  // M = 1, 64 columns: bf16 0.40 ms, int8 0.28-0.31 ms, against 0.12 and 0.08 ms 48 wide with a
+  // padded last panel; fp32 0.22 ms either way; AMD EPYC Zen 5).
+  if (q != Precision::Fp32) t.width = std::min(t.width, p.matmul.vectors * p.lanes);
   // N need not be a multiple of the width (GPT-2's vocabulary of 50257): the last panel is
   // padded with zeros and its tile guarded (matmul_schedule.cpp). Unpacked, such a B was read
   // as 48-float rows 200 KB apart: the 154 MB LM head streamed at 12 GB/s instead of 31.
@@ -101,11 +106,11 @@ int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p) 
 int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision, bool model_int8) {
   int packed = 0;
   for (Node& n : g.nodes()) {
-    const int64_t w = panel_width(g, n, p);
+    const Precision q = model_int8 && n.attrs.get_int("_int8_weights", 0) ? Precision::Int8 : precision;
+    const int64_t w = panel_width(g, n, p, q);
     if (w == 0) continue;
     Value& b = g.value(n.inputs[1]);
     const int64_t K = b.constant->shape()[0], N = b.constant->shape()[1];
-    const Precision q = model_int8 && n.attrs.get_int("_int8_weights", 0) ? Precision::Int8 : precision;
     Tensor t = q == Precision::Bf16 && K % 2 == 0   ? pack_pair_panels(*b.constant, w)
                : q == Precision::Int8 && K % 4 == 0 ? pack_quad_panels(*b.constant, w)
                                                             : pack_panels(*b.constant, w);
