@@ -25,7 +25,11 @@ DimBinding parse_dim_binding(const std::string& s) {
   };
   DimBinding b{s.substr(0, eq), {}};
   if (dots == std::string::npos) {
-    b.range.lo = b.range.hi = positive(value);
+    // One value may be 0: a zero-size dim runs (a decoder's cache before its first token, as
+    // the prefill of a single-file or merged decoder binds it). Ranges start at 1.
+    std::optional<int64_t> v = parse_size(value);
+    if (!v) throw GafError("--dim '" + s + "': '" + value + "' must be a non-negative integer");
+    b.range.lo = b.range.hi = *v;
   } else {
     b.range.lo = positive(value.substr(0, dots));
     b.range.hi = positive(value.substr(dots + 2));

@@ -114,6 +114,8 @@ TEST(DynamicDims, DimBindingsParseRanges) {
   EXPECT_EQ(parse_dim_binding("batch=4").range.hi, 4);
   EXPECT_NE(error_of([] { parse_dim_binding("seq=9..3"); }).find("empty"), std::string::npos);
   EXPECT_NE(error_of([] { parse_dim_binding("seq=0..3"); }).find("positive"), std::string::npos);
+  EXPECT_EQ(parse_dim_binding("past=0").range.hi, 0);  // a zero-size dim: a cache with no positions yet
+  EXPECT_NE(error_of([] { parse_dim_binding("past=-1"); }).find("non-negative"), std::string::npos);
 }
 
 // One engine prepared for seq 1..512 runs every length: each equals an engine specialised to

@@ -161,6 +161,14 @@ TEST_F(GenerateMerged, GreedyTokensEqualPyTorchs) {
   EXPECT_EQ(import_onnx_file(merged, {{"use_cache_branch", true}}).inputs().size(), 5u);  // ids + 4 pasts
   const std::string bad = error_of([&] { import_onnx_file(merged, {{"input_ids", true}}); });
   EXPECT_NE(bad.find("--branch 'input_ids': the model has no bool input of that name"), std::string::npos) << bad;
+  // The CLI runs either branch: the prefill with a cache of length 0 (a zero-size dim).
+  for (const char* branch : {"false", "true"}) {
+    const CommandResult r = run_command(gaf_binary() + " run " + merged + " --branch use_cache_branch=" + branch +
+                                            " --dim batch=1 --dim seq=" + (branch[0] == 't' ? "1" : "8") +
+                                            " --dim past=" + (branch[0] == 't' ? "8" : "0"),
+                                        dir_ + "_cli");
+    EXPECT_EQ(r.exit_code, 0) << branch << ": " << r.err;
+  }
 }
 
 // The runtime's KV cache: a step engine with the caches bound appends each token's keys and
