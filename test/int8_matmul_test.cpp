@@ -17,18 +17,14 @@
 #include "generators/group_verifier.h"
 #include "generators/weight_packing.h"
 #include "planner_test_util.h"
+#include "test/kernel_assembly.h"
 #include "schedules/host_target.h"
 
 using namespace gaf;
+using gaf::testing::cpuinfo_has;
+using gaf::testing::group_assembly;
 
 namespace {
-
-bool cpuinfo_has(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
-  return false;
-}
 
 // x [1, 128, 768] @ W [768, 3072] + b, GELU (erf form): BERT-base's FFN up-projection.
 Graph ffn_up() {
@@ -151,19 +147,9 @@ TEST(Int8MatMul, RunsOnlyWhereItIsFaster) {
 TEST(Int8MatMul, KernelUsesVpdpbusd) {
   if (!cpuinfo_has("avx512_vnni")) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   Engine engine(ffn_up(), int8_options());
-  const Graph& g = engine.kernel_graph();
-  const FusionPlan& plan = engine.plan();
-  ASSERT_EQ(plan.groups.size(), 1u);
-  KernelOptions k;
-  k.params = host_params_for(host_target());
-  const Halide::Target wanted = dot_product_target(DType::Int8);
-  GroupPipeline p(g, plan.groups[0], k, wanted);
-  const Halide::Target t = fp16_safe_target(p.pipeline(), p.arguments(), wanted);
-  const std::string file = std::string(GAF_TEST_SCRATCH) + "/int8_matmul.s";
-  std::filesystem::create_directories(GAF_TEST_SCRATCH);
-  p.pipeline().compile_to_assembly(file, p.arguments(), "int8_matmul", t);
-  std::ifstream in(file);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(engine.plan().groups.size(), 1u);
+  Halide::Target t;
+  const std::string text = group_assembly(engine, 0, dot_product_target(DType::Int8), "int8_matmul", &t);
   EXPECT_NE(text.find("vpdpbusd"), std::string::npos) << "target " << t.to_string();
   if (!cpuinfo_has("avx512_fp16")) EXPECT_FALSE(assembly_has_fp16(text));
 }

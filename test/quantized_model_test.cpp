@@ -12,18 +12,12 @@
 #include "generators/group_verifier.h"
 #include "runtime/tensor_io.h"
 #include "test/cli_util.h"
+#include "test/kernel_assembly.h"
 
 using namespace gaf;
 using namespace gaf::testing;
 
 namespace {
-
-bool cpuinfo_has(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
-  return false;
-}
 
 std::string exported() {
   static const std::string dir = [] {
