@@ -273,12 +273,12 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
       throw GafError("gaf compile: group g" + std::to_string(grp.id) +
                      " holds a collective across ranks; AOT libraries run in one process (use gaf run --tp)");
   const std::vector<Halide::Target> targets = aot_targets(opts.halide_target, opts.npu != nullptr);
-  // The kernels and the weights file see MatMul weights packed for this target's tiles (one
-  // target only: several targets' tile widths differ). The copy shares the other weights.
-  Graph g = loaded;
   if (opts.precision != Precision::Fp32 && (targets.size() != 1 || opts.npu))
     throw GafError(std::string("gaf compile --precision ") + precision_name(opts.precision) +
                    ": compiles for one host target (not several, not npu-tile)");
+  // The kernels and the weights file see MatMul weights packed for this target's tiles (one
+  // target only: several targets' tile widths differ). The copy shares the other weights.
+  Graph g = loaded;
   if (targets.size() == 1)
     pack_matmul_weights(g, host_params_for(targets.front()), opts.precision, opts.precision == Precision::Int8);
 

@@ -2,8 +2,6 @@
 
 #include <HalideRuntime.h>
 
-#include "runtime/cpu_facts.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -16,6 +14,7 @@
 
 #include "runtime/aot_plan.h"
 #include "runtime/cache_window.h"
+#include "runtime/cpu_facts.h"
 #include "runtime/halide_view.h"
 #include "runtime/index_range.h"
 

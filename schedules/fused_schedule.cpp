@@ -240,8 +240,6 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           break;
         case StageRole::Constant: f.compute_root(); break;
         case StageRole::Operand:  // inlined into the accumulator; a reduction (a row's scale) at root
-          if (f.has_update_definition()) f.compute_root();
-          break;
         case StageRole::Pointwise:
           if (f.has_update_definition()) f.compute_root();
           break;

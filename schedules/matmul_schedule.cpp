@@ -44,8 +44,8 @@ MatMulTile choose_matmul_tile(int64_t M, int64_t N, const HostScheduleParams& p)
 namespace {
 
 // The accumulator of a MatMul on bf16- or int8-packed B (fusion/ops/matmul.cpp): reduction
-// {k groups, group} (pairs of bf16, quads of int8).
-bool dot_pairs(const Stage& acc) { return acc.reduction.size() == 2; }
+// {k groups, group} (pairs of bf16, quads of int8), one dot-product instruction per group.
+bool dot_products(const Stage& acc) { return acc.reduction.size() == 2; }
 
 // k steps unrolled in the accumulator loop: p.k_unroll, or by K when it is 0 (see MatMulParams).
 int k_unroll(const Stage& acc, const HostScheduleParams& p) {
@@ -70,14 +70,14 @@ void accumulate_per_tile(const Placement& at, const Stage& acc, const MatMulTile
   c.vectorize(ca[0], t.lanes).unroll(ca[0]);
   Halide::Stage u = c.update();
   std::vector<VarOrRVar> uorder{ca[0], ca[1], k};
-  if (dot_pairs(acc)) uorder.insert(uorder.begin(), acc.reduction[1]);
+  if (dot_products(acc)) uorder.insert(uorder.begin(), acc.reduction[1]);
   for (size_t i = 2; i < ca.size(); ++i) uorder.emplace_back(ca[i]);
   u.reorder(uorder);
   // bf16 pairs: the pair axis vectorised inside the columns makes each k step a 2-lane
   // VectorReduce of f32(bf16) products per column, which Halide lowers to one vdpbf16ps per
   // vector of columns (AVX512_SapphireRapids targets). atomic(): the pair's two products
   // go into the same accumulator lane.
-  if (dot_pairs(acc)) u.atomic().vectorize(acc.reduction[1]);
+  if (dot_products(acc)) u.atomic().vectorize(acc.reduction[1]);
   u.vectorize(ca[0], t.lanes).unroll(ca[0]);
   if (t.rows > 1) {  // one row (one decoded token) has nothing to unroll
     c.unroll(ca[1]);
@@ -245,7 +245,7 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   if (!o) return false;
   staged.a = nullptr;  // per panel it would be copied N / width times
   stage_operands(staged, Placement::at(o->f, o->par), p);
-  for (const Stage* s : dot_pairs(acc) ? staged.a_converted : std::vector<const Stage*>{}) {
+  for (const Stage* s : staged.a_converted) {  // only a dot-product accumulator has them
     // Converted once for all panels (M x K x 2 bytes: 196 KB at BERT's 128 x 768), vectorised,
     // so the register block loads and broadcasts a ready bf16 pair (int8 quad) per row and k step.
     Func a = s->func;
@@ -268,7 +268,7 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   const int64_t* kc = as_const_int(acc.reduction[0].extent());
   int kb = p.matmul.k_block;
   // (Not for bf16 pairs: their k steps are K / 2 and the 2-lane reduction stays per tile.)
-  if (kb > 0 && !o->blocked && !dot_pairs(acc) && kc && *kc >= 4 * kb)
+  if (kb > 0 && !o->blocked && !dot_products(acc) && kc && *kc >= 4 * kb)
     accumulate_per_panel(o->f, o->par, acc, o->t, kb, o->guarded);
   else
     accumulate_per_tile(Placement::at(o->f, o->mo), acc, o->t, p, o->guarded);

@@ -17,26 +17,15 @@
 #include "generators/group_verifier.h"
 #include "generators/weight_packing.h"
 #include "planner_test_util.h"
-#include "test/kernel_assembly.h"
+#include "test/low_precision_test_util.h"
 #include "schedules/host_target.h"
 
 using namespace gaf;
 using gaf::testing::cpuinfo_has;
+using gaf::testing::ffn_up;
 using gaf::testing::group_assembly;
 
 namespace {
-
-// x [1, 128, 768] @ W [768, 3072] + b, GELU (erf form): BERT-base's FFN up-projection.
-Graph ffn_up() {
-  GraphBuilder b("ffn_up");
-  ValueRef x = b.input("x", DType::Float32, {1, 128, 768});
-  ValueRef w = b.weight("W", gaf::testing::random_uniform({768, 3072}, 1, 0.05f));
-  ValueRef bias = b.weight("b", gaf::testing::random_uniform({3072}, 2, 0.1f));
-  ValueRef y = b.add(b.matmul(x, w), bias);
-  ValueRef g = b.mul(b.mul(y, b.scalar(0.5f)), b.add(b.erf(b.div(y, b.scalar(std::sqrt(2.0f)))), b.scalar(1.0f)));
-  b.output(g, "y");
-  return gaf::testing::prepared(b.finish());
-}
 
 EngineOptions int8_options() {
   EngineOptions o;

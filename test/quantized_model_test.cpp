@@ -12,7 +12,7 @@
 #include "generators/group_verifier.h"
 #include "runtime/tensor_io.h"
 #include "test/cli_util.h"
-#include "test/kernel_assembly.h"
+#include "test/low_precision_test_util.h"
 
 using namespace gaf;
 using namespace gaf::testing;

@@ -78,7 +78,7 @@ int verify(const VerifyArgs& a) {
   std::unique_ptr<Engine> low;
   if (lowp) {
     EngineOptions lo = engine_options(a.model, a.fusion, a.common);
-    lo.lowp_where_slower = true;  // verify checks the bf16 kernels themselves, on any CPU
+    lo.lowp_where_slower = true;  // verify checks the bf16 / int8 kernels themselves, on any CPU
     low = std::make_unique<Engine>(a.model.model, lo, inputs);
     if (low->plan().groups.size() != plan.groups.size())
       throw GafError("internal: the " + a.common.precision + " engine planned differently from the fp32 one");

@@ -1,18 +1,34 @@
-// Helpers of the low-precision kernel tests: this CPU's /proc/cpuinfo flags, and a planned
-// group's assembly as the JIT compiles it for a target (FP16-guarded, generators/fp16_guard.h).
+// Helpers of the low-precision kernel tests (bf16, int8): BERT-base's FFN up-projection as a
+// one-group model, this CPU's /proc/cpuinfo flags, and a planned group's assembly as the JIT
+// compiles it for a target (FP16-guarded, generators/fp16_guard.h).
 #pragma once
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
 #include "engine/engine.h"
+#include "fusion/ir/builder.h"
 #include "generators/fp16_guard.h"
 #include "generators/group_pipeline.h"
+#include "planner_test_util.h"
 #include "schedules/host_target.h"
 
 namespace gaf::testing {
+
+// x [1, 128, 768] @ W [768, 3072] + b, GELU (erf form): BERT-base's FFN up-projection.
+inline Graph ffn_up() {
+  GraphBuilder b("ffn_up");
+  ValueRef x = b.input("x", DType::Float32, {1, 128, 768});
+  ValueRef w = b.weight("W", random_uniform({768, 3072}, 1, 0.05f));
+  ValueRef bias = b.weight("b", random_uniform({3072}, 2, 0.1f));
+  ValueRef y = b.add(b.matmul(x, w), bias);
+  ValueRef g = b.mul(b.mul(y, b.scalar(0.5f)), b.add(b.erf(b.div(y, b.scalar(std::sqrt(2.0f)))), b.scalar(1.0f)));
+  b.output(g, "y");
+  return prepared(b.finish());
+}
 
 inline bool cpuinfo_has(const std::string& flag) {
   std::ifstream in("/proc/cpuinfo");
