@@ -47,36 +47,77 @@ TEST_P(TorchExport, GafRunReproducesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Opsets, TorchExport, ::testing::Values(14, 17));
 
-// Whole-model batches of padded sentences (issue #38): batch 4 and 16, each row's real length
-// from 32, 24, 16, 5 (repeated) and the rest padding in the mask. Fused and unfused reproduce
-// PyTorch (same tolerance); the plan keeps one attention group per layer at every batch (the
-// batched attention's row blocks stay within their (batch, head)).
-TEST(TorchExportBatches, PaddedRowsFusedAndUnfusedReproducePyTorch) {
-  for (int batch : {4, 16}) {
-    std::string dir = scratch_dir("torch_bert_batch" + std::to_string(batch));
-    std::string lengths;
-    for (int i = 0; i < batch; ++i) lengths += (i ? "," : "") + std::to_string(std::vector<int>{32, 24, 16, 5}[i % 4]);
-    CommandResult gen = run_command(std::string(python()) + " " + source_dir() + "/test/models/export_bert.py " + dir +
-                                        " 17 --seq 32 --batch " + std::to_string(batch) + " --lengths " + lengths,
-                                    dir + "_gen");
-    ASSERT_EQ(gen.exit_code, 0) << gen.err;
-    Tensor want = read_npy(dir + "/expected.npy");
-    for (const std::string fusion : {"", " --no-fusion"}) {
-      std::string out = dir + "/out" + (fusion.empty() ? "" : "_unfused");
-      std::filesystem::create_directories(out);
-      CommandResult r = run_command(gaf_binary() + " run " + dir + "/model.onnx --input input_ids=" + dir +
-                                        "/input_ids.npy --input attention_mask=" + dir +
-                                        "/attention_mask.npy --output-dir " + out + fusion,
-                                    dir + "_run");
-      ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-      EXPECT_EQ(compare_tensors(read_npy(out + "/last_hidden_state.npy"), want, Tolerance{1e-4, 1e-4}), "")
-          << "batch " << batch << fusion;
+// Whole models as users export them, in batches (issue #38). At batch 1, 4 and 16 (rows of real
+// length 32, 24, 16, 5, repeated, the rest padding in the mask), fused and unfused reproduce
+// PyTorch on every output (same tolerance), and the plan has the groups the issue asks for at
+// every batch: one attention group per layer whatever the masks (the batched attention's row
+// blocks stay within their (batch, head)), the embeddings with their LayerNorm as one group, the
+// mask bias once per forward, the pooler's [CLS] Gather + Gemm + Tanh as one.
+namespace {
+
+struct WholeModel {
+  std::string script;                       // in test/models
+  std::string options;                      // after OUT_DIR (the batch and lengths are appended)
+  bool padded;                              // rows padded: --lengths
+  std::vector<std::string> inputs;          // NAME, read from NAME.npy
+  std::vector<std::pair<std::string, std::string>> outputs;  // output -> PyTorch's file (no .npy)
+  std::vector<std::string> plan_text;       // each found in `gaf plan --groups`
+};
+
+std::string lengths_for(int batch) {
+  std::string lengths;
+  for (int i = 0; i < batch; ++i) lengths += (i ? "," : "") + std::to_string(std::vector<int>{32, 24, 16, 5}[i % 4]);
+  return lengths;
+}
+
+}  // namespace
+
+TEST(TorchExportBatches, WholeModelsFusedAndUnfusedReproducePyTorch) {
+  const std::vector<WholeModel> models = {
+      // Hugging Face BertModel's spelling: token types, a finfo.min mask bias, the pooler.
+      {"export_bert.py", "17 --seq 32 --full", true, {"input_ids", "attention_mask", "token_type_ids"},
+       {{"last_hidden_state", "expected"}, {"pooler_output", "expected_pooler"}},
+       {"Detected 2 Attention fusion opportunities", "Detected 1 Gemm+Tanh fusion opportunity",
+        // word + token type + position embeddings, their adds and the LayerNorm
+        "normalization     elementwise_chain+generic  LayerNorm            5",
+        // the mask bias: (1 - mask) * min once, read by both layers
+        "elementwise       elementwise_chain+generic  elementwise          5"}},
+      // GPT-2's causal Where and a padding bias Add, both inside the attention group; its Split
+      // of q, k, v too.
+      {"export_gpt_padded.py", "17 --seq 32", true, {"input_ids", "attention_mask"}, {{"logits", "expected"}},
+       {"Detected 2 Attention fusion opportunities", "16 kernels for 79 ops"}},
+      // A batch of images: the Conv patch embedding, the class token expanded over the batch.
+      {"export_vit.py", "17", false, {"input"}, {{"output", "expected"}},
+       {"Detected 2 Attention fusion opportunities"}},
+  };
+  for (const WholeModel& m : models) {
+    for (int batch : {1, 4, 16}) {
+      const std::string b = std::to_string(batch);
+      const std::string dir = scratch_dir("torch_" + m.script.substr(0, m.script.size() - 3) + "_batch" + b);
+      CommandResult gen = run_command(std::string(python()) + " " + source_dir() + "/test/models/" + m.script + " " +
+                                          dir + " " + m.options + " --batch " + b +
+                                          (m.padded ? " --lengths " + lengths_for(batch) : ""),
+                                      dir + "_gen");
+      ASSERT_EQ(gen.exit_code, 0) << gen.err;
+      std::string inputs, dims = " --dim batch=" + b + (m.padded ? " --dim seq=32" : "");
+      for (const std::string& in : m.inputs) inputs += " --input " + in + "=" + dir + "/" + in + ".npy";
+      for (const std::string fusion : {"", " --no-fusion"}) {
+        const std::string out = dir + "/out" + (fusion.empty() ? "" : "_unfused");
+        std::filesystem::create_directories(out);
+        CommandResult r = run_command(gaf_binary() + " run " + dir + "/model.onnx" + inputs + " --output-dir " + out + fusion,
+                                      dir + "_run");
+        ASSERT_EQ(r.exit_code, 0) << m.script << " batch " << batch << fusion << ": " << r.err << r.out;
+        for (const auto& [name, expected] : m.outputs)
+          EXPECT_EQ(compare_tensors(read_npy(out + "/" + name + ".npy"), read_npy(dir + "/" + expected + ".npy"),
+                                    Tolerance{1e-4, 1e-4}),
+                    "")
+              << m.script << " batch " << batch << fusion << " output " << name;
+      }
+      CommandResult plan = run_command(gaf_binary() + " plan " + dir + "/model.onnx --groups" + dims, dir + "_plan");
+      ASSERT_EQ(plan.exit_code, 0) << plan.err;
+      for (const std::string& text : m.plan_text)
+        EXPECT_NE((plan.out + plan.err).find(text), std::string::npos)
+            << m.script << " batch " << batch << ": no '" << text << "' in\n" << plan.out << plan.err;
     }
-    CommandResult plan = run_command(gaf_binary() + " plan " + dir + "/model.onnx --dim batch=" + std::to_string(batch) +
-                                         " --dim seq=32",
-                                     dir + "_plan");
-    ASSERT_EQ(plan.exit_code, 0) << plan.err;
-    EXPECT_NE((plan.out + plan.err).find("Detected 2 Attention fusion opportunities"), std::string::npos)
-        << plan.out << plan.err;
   }
 }

@@ -150,20 +150,21 @@ void expect_plan(const ZooCase& c, Engine& e) {
   const Planned p{&e, &e.plan(), c.opset >= 17 ? "norm_op" : "layernorm_decomposed"};
   const std::string ln = p.ln;
   if (c.model == "gpt2") {
-    // 8 kernels per layer: LN, c_attn + bias, the Split of Q|K|V (with Q's Reshape/Transpose),
-    // attention whole, c_proj + bias + residual, LN, c_fc + bias + tanh GELU, c_proj + bias +
-    // residual. Pre-LN: the residual sum feeds the next LN and the next residual, so the LN runs
-    // apart (the last one joins the final c_proj, whose sum feeds ln_f only). 17 kernels in all
-    // (with the embedding group and the LM head).
+    // 7 kernels per layer: LN, c_attn + bias, attention whole (the Split of Q|K|V and the heads'
+    // Reshape/Transpose as its layout prologues), c_proj + bias + residual, LN, c_fc + bias +
+    // tanh GELU, c_proj + bias + residual. Pre-LN: the residual sum feeds the next LN and the
+    // next residual, so the LN runs apart (the last one joins the final c_proj, whose sum feeds
+    // ln_f only). 15 kernels in all (with the embedding group and the LM head).
     expect_layer(p, "/h.0/", {"normalization/" + ln + "+generic", "matmul_epilogue/matmul_epilogue",
-                              "elementwise/generic", "matmul_epilogue/attention+generic",
+                              "matmul_epilogue/attention+generic",
                               "matmul_epilogue/matmul_epilogue", "normalization/" + ln,
                               "matmul_epilogue/matmul_epilogue+generic", "matmul_epilogue/matmul_epilogue"});
-    expect_layer(p, "/h.1/", {"normalization/" + ln, "matmul_epilogue/matmul_epilogue", "elementwise/generic",
+    expect_layer(p, "/h.1/", {"normalization/" + ln, "matmul_epilogue/matmul_epilogue",
                               "matmul_epilogue/attention+generic", "matmul_epilogue/matmul_epilogue",
                               "normalization/" + ln, "matmul_epilogue/matmul_epilogue+generic",
                               "matmul_epilogue/matmul_layernorm"});
-    EXPECT_EQ(p.plan->groups.size(), 17u);
+    EXPECT_EQ(p.plan->groups.size(), 15u);
+    EXPECT_EQ(group_of(p, "/h.0/attn/Split").rule, "attention");
     // Both mask spellings keep attention whole: the bool Where mask (layer 0) and the additive
     // finfo.min triangle (layer 1) run with the scores, Softmax and probs x V in one kernel.
     for (const std::string mask : {"/h.0/attn/Where", "/h.1/attn/Add"}) {

@@ -55,6 +55,8 @@ std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& cha
       if (moves_innermost(v.graph(), node) && !into_b) return why + " (it moves the innermost axis of A)";
     } else if (op == "Slice") {
       if (!unit_steps(v, node)) return why + " (a strided Slice)";
+    } else if (op == "Split") {
+      // Unit-step slices, one per output (GPT-2's q, k, v = c_attn(x).split(hidden, dim=2)).
     } else if (op == "Gather") {
       if (!takes_one_entry(v, node)) return why + " (a Gather of several indices or along the innermost axis)";
     } else if (reshape_like(op)) {

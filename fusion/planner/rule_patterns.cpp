@@ -72,6 +72,11 @@ Pattern attention_mask() {
   return Pattern("Add") | where;
 }
 
+Pattern attention_masks() {
+  Pattern m = attention_mask();
+  return (m >> m >> m) | (m >> m) | m;
+}
+
 Pattern activation(int s) {
   return Pattern("Relu") | Pattern("Gelu") | Pattern("Sigmoid") | Pattern("Tanh") |
          Pattern("LeakyRelu") | gelu_erf_decomposed(s) | gelu_tanh_decomposed(s);

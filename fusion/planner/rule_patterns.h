@@ -31,6 +31,10 @@ Pattern layernorm_decomposed(int first_step);
 // (Where(keep, scores, fill): GPT-2's bool buffer). The chain's scores must be a selected branch
 // of the Where, never its condition. No mask at all is the caller's alternative without this step.
 Pattern attention_mask();
+// One to three masks in a row, in any order of the spellings above: a causal Where followed by a
+// padding bias Add (Hugging Face's GPT-2 with an attention_mask), or a position bias then a mask.
+// Longest chain first, so a rule takes every mask there is.
+Pattern attention_masks();
 // Any activation an epilogue can carry, single-op or decomposed; `first_step` as above.
 Pattern activation(int first_step);
 

@@ -37,7 +37,7 @@ std::shared_ptr<const FusionRule> make_attention_scores_rule() {
   // row block of scores is computed, normalised and stored once (never written unnormalised).
   Pattern mm = Pattern("MatMul");
   Pattern scale = Pattern("Mul").with_const() | Pattern("Div").with_const();
-  Pattern mask = patterns::attention_mask();
+  Pattern mask = patterns::attention_masks();
   Pattern softmax = Pattern("Softmax").where(softmax_over_last_axis());
   Pattern p = (mm >> scale >> mask >> softmax) | (mm >> scale >> softmax) | (mm >> mask >> softmax) |
               (mm >> softmax);
@@ -52,7 +52,7 @@ std::shared_ptr<const FusionRule> make_attention_rule() {
   Pattern mm = Pattern("MatMul");
   mm.as(MemberRole::Scores);
   Pattern scale = Pattern("Mul").with_const() | Pattern("Div").with_const();
-  Pattern mask = patterns::attention_mask();
+  Pattern mask = patterns::attention_masks();
   Pattern softmax = Pattern("Softmax").where(softmax_over_last_axis());
   softmax.as(MemberRole::Probabilities);
   Pattern pv = Pattern("MatMul").where([](const GraphView& g, int node, const PatternMatch& so_far) {

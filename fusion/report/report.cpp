@@ -49,7 +49,9 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
     else if (grp.rule == "matmul_layernorm") s += "+LayerNorm";
     else if (has_op(g, grp, {"Gelu", "Erf"})) s += "+GELU";
     else if (has_op(g, grp, {"Relu"})) s += "+ReLU";
-    else if (has_op(g, grp, {"Tanh"})) s += "+GELU(tanh)";
+    // GELU's tanh form multiplies around its Tanh (0.5 x (1 + tanh(c (x + 0.044715 x^3)))); a
+    // Tanh alone is a pooler's or an RNN's activation.
+    else if (has_op(g, grp, {"Tanh"})) s += has_op(g, grp, {"Pow", "Mul"}) ? "+GELU(tanh)" : "+Tanh";
     else if (has_op(g, grp, {"Sigmoid"})) s += "+Sigmoid";
     else if (has_op(g, grp, {"Add", "Mul", "Div"})) s += "+epilogue";
     return s;

@@ -5,7 +5,11 @@ torch.onnx.export, with dynamic batch/seq axes, and saves PyTorch's output for t
 usage: export_bert.py OUT_DIR OPSET [--layers N --hidden H --heads A --ffn F --seq S --batch B]
                      [--lengths L1,L2,...]   (each row's real length, the rest padding; default: the
                                               last row padded from 3/4 of S)
-writes OUT_DIR/model.onnx, input_ids.npy, attention_mask.npy, expected.npy
+                     [--full]  (as Hugging Face's BertModel: token_type_ids too (a third
+                                embedding), the mask bias at finfo(float32).min, and a pooler:
+                                tanh(dense(hidden[:, 0])) as a second output, pooler_output)
+writes OUT_DIR/model.onnx, input_ids.npy, attention_mask.npy, [token_type_ids.npy,] expected.npy
+[, expected_pooler.npy]
 """
 import argparse
 import math
@@ -70,6 +74,23 @@ class Bert(nn.Module):
         return x
 
 
+class FullBert(Bert):
+    """Hugging Face BertModel's front and back: token types, the finfo.min mask bias, the pooler."""
+
+    def __init__(self, layers, hidden, heads, ffn, vocab=100, max_pos=64, types=2):
+        super().__init__(layers, hidden, heads, ffn, vocab, max_pos)
+        self.token_type = nn.Embedding(types, hidden)
+        self.pooler = nn.Linear(hidden, hidden)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        pos = torch.arange(input_ids.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.norm(self.word(input_ids) + self.token_type(token_type_ids) + self.pos(pos))
+        mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+        for layer in self.layers:
+            x = layer(x, mask)
+        return x, torch.tanh(self.pooler(x[:, 0]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out_dir")
@@ -81,9 +102,10 @@ def main():
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--lengths", default="")
+    ap.add_argument("--full", action="store_true")
     a = ap.parse_args()
     torch.manual_seed(0)
-    model = Bert(a.layers, a.hidden, a.heads, a.ffn, max_pos=max(64, a.seq)).eval()
+    model = (FullBert if a.full else Bert)(a.layers, a.hidden, a.heads, a.ffn, max_pos=max(64, a.seq)).eval()
     ids = torch.randint(0, 100, (a.batch, a.seq), dtype=torch.long)
     mask = torch.ones(a.batch, a.seq, dtype=torch.long)
     if a.lengths:
@@ -96,16 +118,26 @@ def main():
         mask[-1, a.seq * 3 // 4:] = 0  # padding in the last sequence exercises the mask path
     os.makedirs(a.out_dir, exist_ok=True)
     path = os.path.join(a.out_dir, "model.onnx")
+    inputs, names = (ids, mask), ["input_ids", "attention_mask"]
+    outputs, axes = ["last_hidden_state"], {"last_hidden_state": {0: "batch", 1: "seq"}}
+    if a.full:
+        types = torch.zeros(a.batch, a.seq, dtype=torch.long)
+        types[:, a.seq // 2:] = 1  # a second segment in each row's second half
+        inputs, names = inputs + (types,), names + ["token_type_ids"]
+        outputs, axes["pooler_output"] = outputs + ["pooler_output"], {0: "batch"}
+    for n in names:
+        axes[n] = {0: "batch", 1: "seq"}
     with torch.no_grad():
-        expected = model(ids, mask).numpy()
-        torch.onnx.export(model, (ids, mask), path, opset_version=a.opset,
-                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
-                          dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
-                                        "attention_mask": {0: "batch", 1: "seq"},
-                                        "last_hidden_state": {0: "batch", 1: "seq"}})
-    np.save(os.path.join(a.out_dir, "input_ids.npy"), ids.numpy())
-    np.save(os.path.join(a.out_dir, "attention_mask.npy"), mask.numpy())
-    np.save(os.path.join(a.out_dir, "expected.npy"), expected.astype(np.float32))
+        result = model(*inputs)
+        torch.onnx.export(model, inputs, path, opset_version=a.opset, input_names=names, output_names=outputs,
+                          dynamic_axes=axes)
+    for n, t in zip(names, inputs):
+        np.save(os.path.join(a.out_dir, n + ".npy"), t.numpy())
+    if a.full:
+        np.save(os.path.join(a.out_dir, "expected.npy"), result[0].numpy().astype(np.float32))
+        np.save(os.path.join(a.out_dir, "expected_pooler.npy"), result[1].numpy().astype(np.float32))
+    else:
+        np.save(os.path.join(a.out_dir, "expected.npy"), result.numpy().astype(np.float32))
 
 
 if __name__ == "__main__":

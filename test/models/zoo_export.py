@@ -52,6 +52,9 @@ def export(make_model, make_input, names, sizes, dynamic_seq_axis=None):
     ap.add_argument("out_dir", nargs="?")
     ap.add_argument("opsets", type=int, nargs="*")
     ap.add_argument("--size", default="test", help="one of the script's SIZES (test, bench)")
+    ap.add_argument("--batch", type=int, default=0,
+                    help="B inputs (make_input() B times, concatenated on axis 0) and axis 0 of the input "
+                         "and output exported as the symbolic dim \"batch\" (default: one input, static batch)")
     ap.add_argument("--time", type=int, metavar="RUNS",
                     help="instead of exporting, time RUNS eager forwards (2 threads, after one warm-up) "
                          "and print one JSON line: {\"ms\": [...], \"sum\": output sum, \"gflop\": MatMul/Conv GFLOP}")
@@ -61,13 +64,16 @@ def export(make_model, make_input, names, sizes, dynamic_seq_axis=None):
     use_size(names, sizes, a.size)
     torch.manual_seed(0)
     model = make_model().eval()
-    x = make_input()
+    x = torch.cat([make_input() for _ in range(max(1, a.batch))])
     if a.time is not None:
         print(json.dumps(time_eager(model, x, a.time)))
         return
-    dynamic = None
+    dynamic = {"input": {}, "output": {}}
     if dynamic_seq_axis is not None:
         dynamic = {"input": {dynamic_seq_axis: "seq"}, "output": {1: "seq"}}
+    if a.batch:
+        dynamic["input"][0] = dynamic["output"][0] = "batch"
+    dynamic = dynamic if dynamic["input"] else None
     with torch.no_grad():
         expected = model(x).numpy()
     for opset in a.opsets:
