@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Whole-model BERT in batches of padded sentences (issue #38): a PyTorch export with input_ids,
-attention_mask and embeddings (test/models/export_bert.py, seeded weights, opset 17) at BERT-base
+attention_mask, token_type_ids, embeddings and pooler — Hugging Face BertModel's spelling
+(test/models/export_bert.py --full, seeded weights, opset 17) at BERT-base
 size, seq 128, run at each --batch with rows of real lengths 128, 96, 64, 21 (repeated) and the
 rest padding — ours fused (`gaf run`), ours unfused (`--no-fusion`) and ONNX Runtime 1.30
 (bench/ort_run.js), 2 threads each, in interleaved rounds; then the attention groups' time from
@@ -38,19 +39,21 @@ def run(cmd, env=None):
 
 
 def export(a, batch):
-    d = os.path.join(a.work_dir, "bert_l%d_b%d" % (a.layers, batch))
+    d = os.path.join(a.work_dir, "bert_full_l%d_b%d" % (a.layers, batch))
     if not os.path.exists(os.path.join(d, "expected.npy")):
         lengths = ",".join(str(LENGTHS[i % len(LENGTHS)]) for i in range(batch))
         run([PY, os.path.join(HERE, "..", "test", "models", "export_bert.py"), d, "17", "--layers", str(a.layers),
              "--hidden", str(HIDDEN), "--heads", str(HEADS), "--ffn", str(FFN), "--seq", str(SEQ),
-             "--batch", str(batch), "--lengths", lengths])
+             "--batch", str(batch), "--lengths", lengths, "--full"])
     return d
+
+
+INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
 
 
 def gaf_cmd(a, d, batch, *extra):
     return [a.gaf, "run", d + "/model.onnx", "--dim", "batch=%d" % batch, "--dim", "seq=%d" % SEQ,
-            "--input", "input_ids=" + d + "/input_ids.npy", "--input", "attention_mask=" + d + "/attention_mask.npy",
-            "--threads", "2", *extra]
+            *[x for n in INPUTS for x in ("--input", "%s=%s/%s.npy" % (n, d, n))], "--threads", "2", *extra]
 
 
 def ours(a, d, batch, fusion, precision="fp32"):
@@ -63,14 +66,15 @@ def rel_l2_vs_torch(a, d, batch, precision):
     """rel L2 of our last hidden state in `precision` against PyTorch's (expected.npy)."""
     with tempfile.TemporaryDirectory() as out:
         run(gaf_cmd(a, d, batch, "-q", "--precision", precision, "--output-dir", out))
-        got = np.load(os.path.join(out, sorted(f for f in os.listdir(out) if f.endswith(".npy"))[0]))
+        got = np.load(os.path.join(out, "last_hidden_state.npy"))
     want = np.load(os.path.join(d, "expected.npy"))
     return float(np.linalg.norm(got - want) / np.linalg.norm(want))
 
 
 def ort(a, d, env):
-    r = json.loads(run(["node", os.path.join(HERE, "ort_run.js"), d + "/model.onnx", "input_ids=" + d + "/input_ids.npy",
-                        str(a.repeat), "attention_mask=" + d + "/attention_mask.npy"], env))
+    named = ["%s=%s/%s.npy" % (n, d, n) for n in INPUTS]
+    r = json.loads(run(["node", os.path.join(HERE, "ort_run.js"), d + "/model.onnx", named[0], str(a.repeat), *named[1:]],
+                       env))
     return statistics.median(r["ms"])
 
 

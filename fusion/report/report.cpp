@@ -25,16 +25,25 @@ bool has_op(const Graph& g, const FusionGroup& grp, std::initializer_list<const 
   return false;
 }
 
-// The MatMuls a horizontal group replaced: the Slices reading its bias Add (horizontal.h),
-// wherever they were grouped.
+// The MatMuls a horizontal group replaced: the Slices reading its wide MatMul's bias Add, or the
+// MatMul itself when no branch had a bias (horizontal.h), wherever they were grouped.
 size_t horizontal_branches(const Graph& g, const FusionGroup& grp) {
-  size_t n = 0;
-  for (int i : grp.nodes) {
-    if (g.nodes()[i].op_type != "Add") continue;
+  auto slices_reading = [&](const std::string& value) {
+    size_t n = 0;
     for (const Node& node : g.nodes())
-      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == g.nodes()[i].outputs[0]) ++n;
+      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == value) ++n;
+    return n;
+  };
+  for (int i : grp.nodes) {
+    const Node& mm = g.nodes()[i];
+    if (mm.op_type != "MatMul") continue;  // the group's first MatMul is the wide one
+    if (size_t n = slices_reading(mm.outputs[0])) return n;
+    for (const Node& add : g.nodes())
+      if (add.op_type == "Add" && !add.inputs.empty() && add.inputs[0] == mm.outputs[0])
+        return std::max<size_t>(slices_reading(add.outputs[0]), 1);
+    break;
   }
-  return std::max<size_t>(n, 1);
+  return 1;
 }
 
 }  // namespace
