@@ -1,4 +1,4 @@
-// Layout ops (Slice, one-entry Gather, Reshape, Transpose) next to a MatMul inside one group, as
+// Layout ops (Slice, Split, one-entry Gather, Reshape, Transpose) next to a MatMul inside one group, as
 // index arithmetic instead of copies:
 // - a layout prologue: the MatMul reads its operand straight from the producer's input (BERT's
 //   Q, K^T and V: slices of the wide QKV output, reshaped into heads and transposed);
@@ -17,7 +17,7 @@ namespace gaf {
 
 // Empty when the nodes `chain` (all producers inside one group, ending in the value the MatMul
 // `matmul` reads) may be inlined into that read; otherwise why not, naming the node. Allowed:
-// Slice with unit steps, Gather of one constant index off the innermost axis, reshape-like ops
+// Slice with unit steps, Split (unit-step slices), Gather of one constant index off the innermost axis, reshape-like ops
 // whose output rows are runs of their input rows, and Transposes that keep the innermost axis —
 // the operand's rows stay runs of memory, so the MatMul's loads stay dense and the index
 // arithmetic is hoisted out of its k loop. A Transpose

@@ -11,13 +11,14 @@ usage: export_bert.py OUT_DIR OPSET [--layers N --hidden H --heads A --ffn F --s
 writes OUT_DIR/model.onnx, input_ids.npy, attention_mask.npy, [token_type_ids.npy,] expected.npy
 [, expected_pooler.npy]
 """
-import argparse
 import math
 import os
 
 import numpy as np
 import torch
 from torch import nn
+
+from padded_rows import attention_mask, batch_parser
 
 
 class SelfAttention(nn.Module):
@@ -92,29 +93,18 @@ class FullBert(Bert):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out_dir")
-    ap.add_argument("opset", type=int)
+    ap = batch_parser()
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=128)
-    ap.add_argument("--seq", type=int, default=16)
-    ap.add_argument("--batch", type=int, default=2)
-    ap.add_argument("--lengths", default="")
     ap.add_argument("--full", action="store_true")
     a = ap.parse_args()
     torch.manual_seed(0)
     model = (FullBert if a.full else Bert)(a.layers, a.hidden, a.heads, a.ffn, max_pos=max(64, a.seq)).eval()
     ids = torch.randint(0, 100, (a.batch, a.seq), dtype=torch.long)
-    mask = torch.ones(a.batch, a.seq, dtype=torch.long)
-    if a.lengths:
-        lengths = [int(x) for x in a.lengths.split(",")]
-        if len(lengths) != a.batch or not all(1 <= n <= a.seq for n in lengths):
-            ap.error("--lengths: %d lengths in 1..%d expected" % (a.batch, a.seq))
-        for r, n in enumerate(lengths):
-            mask[r, n:] = 0
-    else:
+    mask = attention_mask(ap, a.batch, a.seq, a.lengths)
+    if not a.lengths:
         mask[-1, a.seq * 3 // 4:] = 0  # padding in the last sequence exercises the mask path
     os.makedirs(a.out_dir, exist_ok=True)
     path = os.path.join(a.out_dir, "model.onnx")

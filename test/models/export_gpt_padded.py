@@ -10,13 +10,14 @@ usage: export_gpt_padded.py OUT_DIR OPSET [--layers N --hidden H --heads A --voc
                             --batch B --lengths L1,L2,...]   (each row's real length, the rest padding)
 writes OUT_DIR/model.onnx, input_ids.npy, attention_mask.npy, expected.npy (the logits)
 """
-import argparse
 import math
 import os
 
 import numpy as np
 import torch
 from torch import nn
+
+from padded_rows import attention_mask, batch_parser
 
 
 def gelu_tanh(x):
@@ -78,27 +79,16 @@ class Gpt(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out_dir")
-    ap.add_argument("opset", type=int)
+    ap = batch_parser()
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=96)
-    ap.add_argument("--seq", type=int, default=16)
-    ap.add_argument("--batch", type=int, default=2)
-    ap.add_argument("--lengths", default="", help="each row's real length (default: all of seq)")
     a = ap.parse_args()
     torch.manual_seed(0)
     model = Gpt(a.layers, a.hidden, a.heads, a.vocab, max(64, a.seq)).eval()
     ids = torch.randint(0, a.vocab, (a.batch, a.seq), dtype=torch.long)
-    mask = torch.ones(a.batch, a.seq, dtype=torch.long)
-    if a.lengths:
-        lengths = [int(x) for x in a.lengths.split(",")]
-        if len(lengths) != a.batch or not all(1 <= n <= a.seq for n in lengths):
-            ap.error("--lengths: %d lengths in 1..%d expected" % (a.batch, a.seq))
-        for r, n in enumerate(lengths):
-            mask[r, n:] = 0
+    mask = attention_mask(ap, a.batch, a.seq, a.lengths)
     os.makedirs(a.out_dir, exist_ok=True)
     with torch.no_grad():
         expected = model(ids, mask).numpy()
