@@ -33,7 +33,8 @@ Pattern layernorm_decomposed(int first_step);
 Pattern attention_mask();
 // One to three masks in a row, in any order of the spellings above: a causal Where followed by a
 // padding bias Add (Hugging Face's GPT-2 with an attention_mask), or a position bias then a mask.
-// Longest chain first, so a rule takes every mask there is.
+// Each alternative is an exact chain, so the one that matches takes every mask between the scores
+// and the Softmax.
 Pattern attention_masks();
 // Any activation an epilogue can carry, single-op or decomposed; `first_step` as above.
 Pattern activation(int first_step);

@@ -25,25 +25,16 @@ bool has_op(const Graph& g, const FusionGroup& grp, std::initializer_list<const 
   return false;
 }
 
-// The MatMuls a horizontal group replaced: the Slices reading its wide MatMul's bias Add, or the
-// MatMul itself when no branch had a bias (horizontal.h), wherever they were grouped.
+// The MatMuls a horizontal group replaced: the Slices reading its bias Add (horizontal.h),
+// wherever they were grouped.
 size_t horizontal_branches(const Graph& g, const FusionGroup& grp) {
-  auto slices_reading = [&](const std::string& value) {
-    size_t n = 0;
-    for (const Node& node : g.nodes())
-      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == value) ++n;
-    return n;
-  };
+  size_t n = 0;
   for (int i : grp.nodes) {
-    const Node& mm = g.nodes()[i];
-    if (mm.op_type != "MatMul") continue;  // the group's first MatMul is the wide one
-    if (size_t n = slices_reading(mm.outputs[0])) return n;
-    for (const Node& add : g.nodes())
-      if (add.op_type == "Add" && !add.inputs.empty() && add.inputs[0] == mm.outputs[0])
-        return std::max<size_t>(slices_reading(add.outputs[0]), 1);
-    break;
+    if (g.nodes()[i].op_type != "Add") continue;
+    for (const Node& node : g.nodes())
+      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == g.nodes()[i].outputs[0]) ++n;
   }
-  return 1;
+  return std::max<size_t>(n, 1);
 }
 
 }  // namespace

@@ -17,11 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from export_gpt2 import gelu_tanh  # the zoo GPT-2's, spelled with torch.pow(x, 3.0)
 from padded_rows import attention_mask, batch_parser
-
-
-def gelu_tanh(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
 class Attention(nn.Module):

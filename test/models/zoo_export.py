@@ -70,10 +70,9 @@ def export(make_model, make_input, names, sizes, dynamic_seq_axis=None):
         return
     dynamic = {"input": {}, "output": {}}
     if dynamic_seq_axis is not None:
-        dynamic = {"input": {dynamic_seq_axis: "seq"}, "output": {1: "seq"}}
+        dynamic["input"][dynamic_seq_axis] = dynamic["output"][1] = "seq"
     if a.batch:
         dynamic["input"][0] = dynamic["output"][0] = "batch"
-    dynamic = dynamic if dynamic["input"] else None
     with torch.no_grad():
         expected = model(x).numpy()
     for opset in a.opsets:
@@ -81,6 +80,7 @@ def export(make_model, make_input, names, sizes, dynamic_seq_axis=None):
         os.makedirs(out, exist_ok=True)
         with torch.no_grad():
             torch.onnx.export(model, (x,), os.path.join(out, "model.onnx"), opset_version=opset,
-                              input_names=["input"], output_names=["output"], dynamic_axes=dynamic)
+                              input_names=["input"], output_names=["output"],
+                              dynamic_axes=dynamic if dynamic["input"] else None)
         np.save(os.path.join(out, "input.npy"), x.numpy())
         np.save(os.path.join(out, "expected.npy"), expected.astype(np.float32))
