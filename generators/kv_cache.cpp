@@ -11,6 +11,12 @@ bool lists(const std::vector<T>& items, const T& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
 
+bool has_zero_extent(const SymShape& dims) {
+  for (const SymExpr& d : dims)
+    if (d.is_constant() && d.constant_term() == 0) return true;
+  return false;
+}
+
 // present = Concat(past, rows) on the cache axis, and the group computing it reads present in
 // none of its members (a member that did would need the rows before past's computed too).
 bool appends(const Graph& g, const FusionPlan& plan, const KvCacheBinding& b) {
@@ -67,6 +73,8 @@ std::vector<KvCacheBinding> decoder_kv_caches(const Graph& g, int64_t capacity) 
     if (out.rfind(present_prefix, 0) != 0) continue;
     std::string past = past_prefix + out.substr(present_prefix.size());
     if (std::find(g.inputs().begin(), g.inputs().end(), past) == g.inputs().end()) past.clear();
+    // A past bound to length 0 (the prefill of a single-file or merged decoder): nothing to continue.
+    else if (has_zero_extent(g.value(past).sym_shape())) past.clear();
     const std::string& along = past.empty() ? out : past;
     const SymShape& dims = g.value(along).sym_dims;
     int axis = -1;

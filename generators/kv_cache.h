@@ -34,8 +34,9 @@ std::map<std::string, KvCacheBinding> bind_kv_caches(Graph& g, const FusionPlan&
 
 // The KV caches of a decoder as exporters name them, `capacity` positions each: every output
 // `present.X`, continuing the input `past_key_values.X` when `g` has it (a step), else computed
-// whole (a prefill), along the one axis of that input (else of present.X) whose extent is a
-// dynamic dim. GafError naming the value when there is no such output or not exactly one such axis.
+// whole (a prefill; also when that input is bound to length 0, the prefill of a single-file or
+// merged decoder), along the one axis of that input (else of present.X) whose extent is a dynamic
+// dim. GafError naming the value when there is no such output or not exactly one such axis.
 std::vector<KvCacheBinding> decoder_kv_caches(const Graph& g, int64_t capacity);
 
 }  // namespace gaf

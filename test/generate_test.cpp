@@ -67,9 +67,17 @@ class GenerateMerged : public Generate {
   const char* export_options() const override { return "--layout merged"; }
 };
 
-// The AOT app's ctest entry exports its own copy.
+// The AOT app's ctest entries export their own copies.
 class GenerateAotApp : public Generate {
   const char* folder() const override { return "aot_app_model"; }
+};
+class GenerateAotAppSingleFile : public Generate {
+  const char* folder() const override { return "aot_app_single"; }
+  const char* export_options() const override { return "--layout single"; }
+};
+class GenerateAotAppMerged : public Generate {
+  const char* folder() const override { return "aot_app_merged"; }
+  const char* export_options() const override { return "--layout merged"; }
 };
 
 std::string ids(const Tensor& t) {
@@ -280,32 +288,55 @@ TEST_F(Generate, CliComparesTokensAndRefusesBadInput) {
   EXPECT_NE(bad.err.find("float_ids.npy: is float32 [1,4], expected int64 [batch, P]"), std::string::npos) << bad.err;
 }
 
-// apps/aot_generate, configured out of tree with find_package(gaf): both decoder files compiled
-// at build time into libraries with dynamic dims (prompt 1..160, cache 1..159), linked with the
-// plan runtime only (no libHalide), generate PyTorch's 128 greedy tokens; an id outside the
-// vocabulary is refused with one line naming the file.
+namespace {
+
+// apps/aot_generate, configured out of tree with find_package(gaf) in scratch folder `name` for
+// the decoder in `model_dir` (prompt + kNewTokens positions), built and its binary's path returned;
+// "" after a failed step (a test failure already recorded).
+std::string built_aot_app(const std::string& name, const std::string& model_dir) {
+  const std::string dir = scratch_dir("generate/" + name);
+  std::filesystem::remove_all(dir);
+  const int64_t max_len = read_npy(model_dir + "/input_ids.npy").shape()[1] + kNewTokens;
+  for (const std::string& cmd :
+       {"cmake -S " + source_dir() + "/apps/aot_generate -B " + dir + "/build -DCMAKE_BUILD_TYPE=Release" +
+            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL_DIR=" + model_dir +
+            " -DMAX_LEN=" + std::to_string(max_len),
+        "cmake --build " + dir + "/build"}) {
+    CommandResult r = run_command(cmd, dir + "/log");
+    EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
+    if (r.exit_code) return "";
+  }
+  return dir + "/build/aot_generate";
+}
+
+// The app's 128 greedy tokens from the decoder in `model_dir` equal PyTorch's (expected_tokens.npy).
+void expect_aot_app_generates_pytorchs_tokens(const std::string& app, const std::string& model_dir) {
+  CommandResult r = run_command(app + " " + model_dir + "/input_ids.npy " + std::to_string(kNewTokens) + " --compare " +
+                                    model_dir + "/expected_tokens.npy",
+                                app + "_run");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("compare: all 128 tokens equal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decode: median"), std::string::npos) << r.out;
+}
+
+}  // namespace
+
+// apps/aot_generate with optimum's two files: both compiled at build time into libraries with
+// dynamic dims (prompt 1..160, cache 1..159), linked with the plan runtime only (no libHalide),
+// generate PyTorch's 128 greedy tokens; an id outside the vocabulary is refused with one line
+// naming the file.
 TEST_F(GenerateAotApp, GeneratesWithoutHalide) {
   const std::string dir = scratch_dir("generate/aot_app");
-  std::filesystem::remove_all(dir);
   auto step = [&](const std::string& what, const std::string& cmd) {
     CommandResult r = run_command(cmd, dir + "/log");
     EXPECT_EQ(r.exit_code, 0) << what << ": " << cmd << "\n" << r.out << r.err;
     return r;
   };
-  const int64_t max_len = read_npy(dir_ + "/input_ids.npy").shape()[1] + kNewTokens;
-  if (step("configure", "cmake -S " + source_dir() + "/apps/aot_generate -B " + dir + "/build -DCMAKE_BUILD_TYPE=Release" +
-                            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL_DIR=" +
-                            dir_ + " -DMAX_LEN=" + std::to_string(max_len))
-          .exit_code)
-    return;
-  if (step("build", "cmake --build " + dir + "/build").exit_code) return;
-  const std::string app = dir + "/build/aot_generate";
+  const std::string app = built_aot_app("aot_app", dir_);
+  if (app.empty()) return;
   CommandResult l = step("ldd", "ldd " + app);
   EXPECT_EQ(l.out.find("libHalide"), std::string::npos) << l.out;
-  CommandResult r = step("run", app + " " + dir_ + "/input_ids.npy " + std::to_string(kNewTokens) + " --compare " + dir_ +
-                                    "/expected_tokens.npy");
-  EXPECT_NE(r.out.find("compare: all 128 tokens equal"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("decode: median"), std::string::npos) << r.out;
+  expect_aot_app_generates_pytorchs_tokens(app, dir_);
   // The step library keeps every cache in a block and appends in place (gaf compile
   // --kv-cache-capacity): its plan lists the caches, each continuing its past.
   std::ifstream plan_file(dir + "/build/step.gaf/step.plan.json");
@@ -333,4 +364,16 @@ TEST_F(GenerateAotApp, GeneratesWithoutHalide) {
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
   EXPECT_NE(bad.err.find("outside.npy: id 512 at 3 is outside the vocabulary 0..511"), std::string::npos) << bad.err;
+}
+
+// The other two layouts through the same app: one file with past inputs (the prefill compiled
+// with the pasts bound to length 0) and optimum's merged file (its If taken each way at compile).
+TEST_F(GenerateAotAppSingleFile, GeneratesPyTorchsTokens) {
+  const std::string app = built_aot_app("aot_app_single_build", dir_);
+  if (!app.empty()) expect_aot_app_generates_pytorchs_tokens(app, dir_);
+}
+
+TEST_F(GenerateAotAppMerged, GeneratesPyTorchsTokens) {
+  const std::string app = built_aot_app("aot_app_merged_build", dir_);
+  if (!app.empty()) expect_aot_app_generates_pytorchs_tokens(app, dir_);
 }

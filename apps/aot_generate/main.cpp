@@ -4,7 +4,8 @@
 // decoder (CMakeLists.txt), run by the plan runtime. Prints time to first token, per-token
 // latency and the ids; --compare exits 3 at the first token that differs from EXPECTED.npy.
 //
-// Each step feeds every present.X back as past_key_values.X. The libraries were compiled with
+// Each step feeds every present.X back as past_key_values.X (the prefill of a single-file or merged
+// decoder reads them at length 0). The libraries were compiled with
 // --kv-cache-capacity: each present.X is a window of a block the runner keeps, and a step writes
 // only its new row into it (no copy of the cache per token), as `gaf generate` does.
 #include <cstdio>
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
     gaf::DecoderLoop decoder{run_of(prefill), run_of(step), {}, {}, {}, {}};
     for (const auto& in : step.inputs())
       if (in.name != gaf::kDecoderIds) decoder.pasts.push_back(in.name);
+    // A single-file or merged decoder's prefill reads every past as a tensor of length 0.
+    for (const auto& in : prefill.inputs())
+      if (in.name != gaf::kDecoderIds) decoder.prefill_inputs[in.name] = gaf::Tensor(in.dtype, in.shape);
 
     gaf::GenerationTimes times;
     gaf::Generation g;
