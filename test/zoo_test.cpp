@@ -1,5 +1,6 @@
 // The model zoo beyond BERT: each architecture of test/models/export_*.py (GPT-2-style decoder,
-// Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's) is
+// Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's,
+// ResNet-style and MobileNetV2-style CNNs) is
 // exported by Debian's python3-torch at opsets 14 and 17 with seeded random weights, loaded through
 // the Engine and run with fusion on and off. Each must reproduce PyTorch's output within a
 // relative L2 error of 1e-5 (||ours - torch||_2 <= 1e-5 ||torch||_2, fp32), and its fused plan is
@@ -30,7 +31,9 @@ constexpr double kMaxRelativeL2 = 1e-5;
 // LayerNormalization op). Llama has no LayerNorm, and torch writes the same graph at both
 // (checked when the zoo was written), so it runs at 17 only: the suite stays under a minute.
 const std::map<std::string, std::vector<int>> kOpsets{
-    {"gpt2", {14, 17}}, {"llama", {17}}, {"vit", {14, 17}}, {"encoder_qscale", {14, 17}}};
+    {"gpt2", {14, 17}}, {"llama", {17}}, {"vit", {14, 17}}, {"encoder_qscale", {14, 17}},
+    // CNNs: torch folds their eval-mode BatchNorms into the Convs at either opset; 17 only.
+    {"resnet", {17}}, {"mobilenet", {17}}};
 
 bool torch_available() {
   static const bool ok =
@@ -216,6 +219,27 @@ void expect_plan(const ZooCase& c, Engine& e) {
     // The patch embedding (Conv), its flatten/transpose, the class token and position embedding.
     EXPECT_EQ(group_of(p, "/patch_embed/Conv").nodes.size(), 5u);
     EXPECT_EQ(p.plan->groups.size(), 15u);
+  } else if (c.model == "resnet") {
+    // A kernel per Conv with its activation: the stem's Conv + ReLU, then MaxPool; per
+    // bottleneck conv1 + ReLU, conv2 + ReLU, conv3 alone, and the downsample Conv + the residual
+    // Add + ReLU (the Add reads conv3's output). 12 kernels with the pooled Gemm head.
+    expect_layer(p, "/stem/", {"elementwise/generic", "single/-"});
+    for (const std::string block : {"/blocks/blocks.0/", "/blocks/blocks.1/"}) {
+      expect_layer(p, block, {"elementwise/generic", "elementwise/generic", "single/-",
+                              "elementwise/elementwise_chain+generic"});
+      EXPECT_EQ(&group_of(p, block + "Add"), &group_of(p, block + "down/down.0/Conv")) << block;
+      EXPECT_EQ(&group_of(p, block + "Relu_2"), &group_of(p, block + "down/down.0/Conv")) << block;
+    }
+    EXPECT_EQ(group_of(p, "/GlobalAveragePool").kind, FusionKind::Normalization);
+    EXPECT_EQ(p.plan->groups.size(), 12u);
+  } else if (c.model == "mobilenet") {
+    // A kernel per Conv with its ReLU6 (Clip) or, for a projection with a residual, the Add:
+    // the expansion, the depthwise and the projection of an inverted residual are three kernels.
+    expect_layer(p, "/features/features.3/", {"elementwise/generic", "elementwise/generic", "elementwise/generic"});
+    EXPECT_EQ(&group_of(p, "/features/features.3/Add"), &group_of(p, "/features/features.3/body/body.2/body.2.0/Conv"));
+    EXPECT_EQ(&group_of(p, "/features/features.3/body/body.1/body.1.2/Clip"),
+              &group_of(p, "/features/features.3/body/body.1/body.1.0/Conv"));
+    EXPECT_EQ(p.plan->groups.size(), 12u);
   } else if (c.model == "encoder_qscale") {
     // 6 kernels per layer: Q and V projections as one horizontal MatMul (the scale on Q in its
     // epilogue), K^T = W_k x^T, attention whole (no scale between the MatMul and Softmax, no
@@ -257,16 +281,14 @@ TEST_P(Zoo, MatchesPyTorchFusedAndUnfusedWithItsStatedPlan) {
 
 INSTANTIATE_TEST_SUITE_P(Models, Zoo, ::testing::ValuesIn(all_cases()), case_name);
 
-// ViT's patch embedding is the one Conv configuration the op computes (stride == kernel, no
-// padding, dilation 1, group 1); any other is refused at load in one line naming the node and
-// the attribute. (The supported one runs in the ViT model above.)
-TEST(ZooConv, RefusesOtherConfigurationsInOneLine) {
+// Conv computes every configuration ONNX defines; what cannot be computed is refused at load in
+// one line naming the node and the attribute.
+TEST(ZooConv, RefusesImpossibleConfigurationsInOneLine) {
   auto refusal = [](const std::string& attr, AttrValue value) -> std::string {
     GraphBuilder b("conv");
     ValueRef x = b.input("x", DType::Float32, {1, 3, 8, 8});
     ValueRef w = b.weight("w", random_uniform({4, 3, 4, 4}, 1));
     Attributes a;
-    a.set("strides", std::vector<int64_t>{4, 4});
     a.set(attr, std::move(value));
     b.output(b.op1("Conv", {x, w}, a), "y");
     try {
@@ -276,13 +298,12 @@ TEST(ZooConv, RefusesOtherConfigurationsInOneLine) {
     }
     return "accepted";
   };
-  for (const auto& [attr, value, says] :
-       std::vector<std::tuple<std::string, AttrValue, std::string>>{
-           {"strides", std::vector<int64_t>{1, 1}, "unsupported attribute strides=[1,1] with kernel_shape [4,4]"},
-           {"pads", std::vector<int64_t>{1, 1, 1, 1}, "unsupported attribute pads=[1,1,1,1]"},
-           {"dilations", std::vector<int64_t>{2, 2}, "unsupported attribute dilations=[2,2]"},
-           {"group", int64_t{3}, "unsupported attribute group=3"},
-           {"auto_pad", std::string("SAME_UPPER"), "unsupported attribute auto_pad=SAME_UPPER"}}) {
+  for (const auto& [attr, value, says] : std::vector<std::tuple<std::string, AttrValue, std::string>>{
+           {"group", int64_t{2}, "group=2 must divide X's 3 channels and W's 4 outputs"},
+           {"kernel_shape", std::vector<int64_t>{3, 3}, "kernel_shape [3,3] differs from W's spatial shape [4,4]"},
+           {"dilations", std::vector<int64_t>{3, 3}, "the window (kernel_shape [4,4], dilations [3,3]) is larger than the padded input [8,8]"},
+           {"strides", std::vector<int64_t>{0, 1}, "strides [0,1] must be positive"},
+           {"auto_pad", std::string("SAME"), "unsupported attribute auto_pad=SAME"}}) {
     const std::string got = refusal(attr, value);
     EXPECT_NE(got.find("(Conv): " + says), std::string::npos) << got;
     EXPECT_EQ(got.find('\n'), std::string::npos) << got;

@@ -30,6 +30,36 @@ Expr onnx_pow(const Expr& a, const Expr& b) {
   return cast(a.type(), pow(cast<double>(a), cast<double>(b)));
 }
 
+// PRelu(x, slope): x where x >= 0, else slope * x. The slope broadcasts to x (numpy,
+// right-aligned: per channel is [C, 1, 1]), or, a 1-D slope of x's channel count that does not,
+// along axis 1 (the per-channel form before opset 7, which converted PyTorch models carry).
+bool channel_slope(const InferContext& c) {
+  return c.rank(1) == 1 && c.rank(0) >= 2 && c.shape(1)[0] != 1 && c.shape(1)[0] == c.shape(0)[1] &&
+         c.shape(1)[0] != c.shape(0).back();
+}
+
+void add_prelu(OpRegistry& r) {
+  OpSchema s;
+  s.name = "PRelu";
+  s.op_class = OpClass::Broadcast;
+  s.min_inputs = s.max_inputs = 2;
+  s.infer = [](const InferContext& c) {
+    c.check(c.dtype(1) == c.dtype(0), "slope has dtype " + std::string(dtype_name(c.dtype(1))) + ", X has " +
+                                          dtype_name(c.dtype(0)));
+    if (!channel_slope(c))
+      c.check(broadcast_shapes(c, {c.shape(0), c.shape(1)}) == c.shape(0),
+              "slope " + shape_str(c.shape(1)) + " does not broadcast to X " + shape_str(c.shape(0)));
+    return std::vector<TensorDesc>{{c.dtype(0), c.shape(0)}};
+  };
+  s.build = [](BuildContext& b) {
+    std::vector<Var> v = b.vars(b.in(0).rank());
+    Expr x = b.in(0)(v);
+    Expr slope = channel_slope(b.infer()) ? b.in(1)({Expr(v[1])}) : b.broadcast_read(1, v);
+    b.define_output(0, v, select(x < 0, x * slope, x));
+  };
+  r.add(std::move(s));
+}
+
 }  // namespace
 
 void register_binary_ops(OpRegistry& r) {
@@ -49,6 +79,7 @@ void register_binary_ops(OpRegistry& r) {
   };
   add_broadcast_op(r, "Max", 1, 1 << 20, fold(true));
   add_broadcast_op(r, "Min", 1, 1 << 20, fold(false));
+  add_prelu(r);
   add_broadcast_op(r, "Equal", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] == x[1]); }, bool_out);
   add_broadcast_op(r, "Less", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] < x[1]); }, bool_out);
   add_broadcast_op(r, "Greater", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] > x[1]); }, bool_out);

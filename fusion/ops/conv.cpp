@@ -1,14 +1,14 @@
-// Conv, for the configuration a patch embedding uses (ViT: kernel = stride = patch): stride
-// equal to the kernel, no padding, dilation 1, one group, any number of spatial axes. The
-// windows then tile the input without overlap, so the convolution is a MatMul in index
-// arithmetic: Y[n, o, p...] = B[o] + sum over (c, k...) of X[n, c, p * kernel + k ...] * W[o, c, k...].
-// Any other configuration is refused at shape inference with one line naming the node and the
-// attribute.
+// Conv in every configuration ONNX defines: any number of spatial axes, strides, dilations, pads
+// or auto_pad, groups (depthwise when group = C), an optional bias.
+//   Y[n, o, p...] = B[o] + sum over (c, k...) of X[n, g*C/G + c, p*stride + k*dilation - pad_begin ...]
+//                                                * W[o, c, k...],   g = o / (O/G)
+// with X read as 0 outside its extents (the padding). A window that lies inside X everywhere
+// (no padding) reads X directly; a padded one clamps the index and selects 0 outside.
 //
-// Op class: Opaque (runs as its own kernel). The MatMul tile schedules read MatMul's own stage
-// layout; a patch embedding runs once per model, so it is not worth a layout of its own yet.
+// Op class: Opaque (runs as its own kernel, scheduled as a plain reduction).
 #include "fusion/ops/families.h"
 #include "fusion/ops/op_builder.h"
+#include "fusion/ops/window.h"
 
 namespace gaf {
 
@@ -17,53 +17,37 @@ using namespace Halide;
 namespace {
 
 struct ConvShapes {
-  int spatial = 0;       // number of spatial axes
-  Shape kernel;          // per spatial axis
-  Shape out;             // [N, O, out spatial...]
-  int64_t channels = 0;  // C
+  Window window;
+  Shape out;               // [N, O, out spatial...]
+  int64_t group = 1;
+  int64_t group_channels;  // C / group: W's input channels
+  int64_t group_outputs;   // O / group
 };
 
-std::string ints_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-// Shapes, after refusing every configuration this builder does not compute.
 ConvShapes conv_shapes(const InferContext& c) {
   c.check(c.rank(0) >= 3 && c.rank(1) == c.rank(0),
           "X " + shape_str(c.shape(0)) + " and W " + shape_str(c.shape(1)) + " must have the same rank >= 3");
   c.check(c.dtype(0) == DType::Float32 && c.dtype(1) == DType::Float32, "X and W must be float32");
   const Shape &x = c.shape(0), &w = c.shape(1);
+  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  const std::vector<int64_t> ks = c.attrs().get_ints("kernel_shape", kernel);
+  c.check(ks == kernel, "kernel_shape " + ints_str(ks) + " differs from W's spatial shape " + shape_str(Shape(kernel)));
   ConvShapes s;
-  s.spatial = c.rank(0) - 2;
-  s.kernel = Shape(w.begin() + 2, w.end());
-  s.channels = x[1];
-  const std::string supported = " (supported: stride == kernel_shape, no padding, dilation 1, group 1)";
-  const std::vector<int64_t> ks = c.attrs().get_ints("kernel_shape", s.kernel);
-  c.check(ks == std::vector<int64_t>(s.kernel.begin(), s.kernel.end()),
-          "kernel_shape " + ints_str(ks) + " differs from W's spatial shape " + shape_str(s.kernel));
-  const int64_t group = c.attrs().get_int("group", 1);
-  c.check(group == 1, "unsupported attribute group=" + std::to_string(group) + supported);
-  const std::vector<int64_t> strides = c.attrs().get_ints("strides", std::vector<int64_t>(s.spatial, 1));
-  c.check(strides == ks, "unsupported attribute strides=" + ints_str(strides) + " with kernel_shape " +
-                             ints_str(ks) + supported);
-  const std::vector<int64_t> dil = c.attrs().get_ints("dilations", std::vector<int64_t>(s.spatial, 1));
-  c.check(dil == std::vector<int64_t>(s.spatial, 1), "unsupported attribute dilations=" + ints_str(dil) + supported);
-  const std::vector<int64_t> pads = c.attrs().get_ints("pads", std::vector<int64_t>(2 * s.spatial, 0));
-  c.check(pads == std::vector<int64_t>(2 * s.spatial, 0), "unsupported attribute pads=" + ints_str(pads) + supported);
-  const std::string auto_pad = c.attrs().get_string("auto_pad", "NOTSET");
-  c.check(auto_pad == "NOTSET" || auto_pad == "VALID", "unsupported attribute auto_pad=" + auto_pad + supported);
-  c.check(w[1] == s.channels, "W has " + std::to_string(w[1]) + " input channels, X has " + std::to_string(s.channels));
+  s.group = c.attrs().get_int("group", 1);
+  c.check(s.group >= 1 && x[1] % s.group == 0 && w[0] % s.group == 0,
+          "group=" + std::to_string(s.group) + " must divide X's " + std::to_string(x[1]) + " channels and W's " +
+              std::to_string(w[0]) + " outputs");
+  s.group_channels = x[1] / s.group;
+  s.group_outputs = w[0] / s.group;
+  c.check(w[1] == s.group_channels, "W has " + std::to_string(w[1]) + " input channels per group, X has " +
+                                        std::to_string(x[1]) + " channels in " + std::to_string(s.group) + " group(s)");
   if (c.has_input(2)) {
     c.check(c.dtype(2) == DType::Float32, "B must be float32");
     c.check(c.shape(2) == Shape{w[0]}, "B must be [" + std::to_string(w[0]) + "], got " + shape_str(c.shape(2)));
   }
+  s.window = window_of(c, Shape(x.begin() + 2, x.end()), kernel);
   s.out = {x[0], w[0]};
-  for (int d = 0; d < s.spatial; ++d) {
-    c.check(s.kernel[d] >= 1, "kernel_shape " + shape_str(s.kernel) + " has an empty axis");
-    s.out.push_back(x[2 + d] / s.kernel[d]);  // windows that fit; a remainder is not read
-  }
+  s.out.insert(s.out.end(), s.window.out.begin(), s.window.out.end());
   return s;
 }
 
@@ -78,15 +62,25 @@ void register_conv_ops(OpRegistry& r) {
   s.infer = [](const InferContext& c) { return std::vector<TensorDesc>{{DType::Float32, conv_shapes(c).out}}; };
   s.build = [](BuildContext& b) {
     const ConvShapes sh = conv_shapes(b.infer());
+    const Window& w = sh.window;
     const TensorFunc &X = b.in(0), &W = b.in(1);
     std::vector<Var> v = b.vars(static_cast<int>(sh.out.size()));  // n, o, p...
     // The reduction runs over (c, k...): RDom dims innermost first, so the spatial k last-axis first.
-    Region extents{{0, static_cast<int>(sh.channels)}};
-    for (int d = 0; d < sh.spatial; ++d) extents.emplace_back(0, static_cast<int>(sh.kernel[d]));
+    Region extents{{0, static_cast<int>(sh.group_channels)}};
+    for (int d = 0; d < w.spatial(); ++d) extents.emplace_back(0, static_cast<int>(w.kernel[d]));
     RDom red(extents, b.prefix() + "_r");
-    std::vector<Expr> xi{v[0], red[0]}, wi{v[1], red[0]};
-    for (int d = 0; d < sh.spatial; ++d) {
-      xi.push_back(v[2 + d] * static_cast<int>(sh.kernel[d]) + red[1 + d]);
+    Expr channel = sh.group == 1 ? Expr(red[0]) : (v[1] / static_cast<int>(sh.group_outputs)) *
+                                                       static_cast<int>(sh.group_channels) + red[0];
+    std::vector<Expr> xi{v[0], channel}, wi{v[1], red[0]};
+    Expr inside = Internal::const_true();
+    for (int d = 0; d < w.spatial(); ++d) {
+      Expr pos = v[2 + d] * static_cast<int>(w.strides[d]) + red[1 + d] * static_cast<int>(w.dilations[d]) -
+                 static_cast<int>(w.pad_begin[d]);
+      if (w.padded()) {
+        inside = inside && pos >= 0 && pos < X.dim(2 + d);
+        pos = clamp(pos, 0, X.dim(2 + d) - 1);
+      }
+      xi.push_back(pos);
       wi.push_back(red[1 + d]);
     }
     std::vector<RVar> rvars;
@@ -94,7 +88,8 @@ void register_conv_ops(OpRegistry& r) {
     Func acc = b.stage("acc", StageRole::Accumulator, rvars);
     std::vector<Expr> args(v.begin(), v.end());
     acc(halide_args(args)) = b.has_input(2) ? b.in(2)({Expr(v[1])}) : Expr(0.0f);
-    acc(halide_args(args)) += X(xi) * W(wi);
+    Expr x = w.padded() ? select(inside, X(xi), 0.0f) : X(xi);
+    acc(halide_args(args)) += x * W(wi);
     b.define_output(0, v, acc(halide_args(args)));
   };
   r.add(std::move(s));

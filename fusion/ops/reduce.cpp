@@ -95,8 +95,15 @@ enum class ReduceOp { Mean, Sum, Max };
 // Which axes a Reduce* node reduces, or an empty vector for "none" (noop_with_empty_axes=1 with
 // no axes: the output is the input). Axes come from value input 1 (ReduceSum opset 13+, the
 // others opset 18+) or else the 'axes' attribute; none given means all axes.
-std::vector<bool> reduce_axes(const InferContext& c) {
+// `spatial`: GlobalAveragePool / GlobalMaxPool, every axis after N and C (keepdims).
+std::vector<bool> reduce_axes(const InferContext& c, bool spatial) {
   int rank = c.rank(0);
+  if (spatial) {
+    c.check(rank >= 3, "X " + shape_str(c.shape(0)) + " must have rank >= 3 (N, C, spatial...)");
+    std::vector<bool> reduced(rank, true);
+    reduced[0] = reduced[1] = false;
+    return reduced;
+  }
   std::vector<int64_t> axes = c.has_input(1) ? c.value(1).to_int_vector()
                                              : c.attrs().get_ints("axes", {});
   if (axes.empty()) {
@@ -125,23 +132,23 @@ Shape reduce_shape(const InferContext& c, const std::vector<bool>& reduced) {
   return out;
 }
 
-void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op) {
+void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op, bool spatial = false) {
   OpSchema s;
   s.name = name;
   s.op_class = OpClass::Reduction;
-  s.max_inputs = 2;
-  s.value_inputs = {1};
-  s.infer = [op](const InferContext& c) {
+  s.max_inputs = spatial ? 1 : 2;
+  if (!spatial) s.value_inputs = {1};
+  s.infer = [op, spatial](const InferContext& c) {
     c.check(c.dtype(0) != DType::Bool, "bool input is not supported");
-    std::vector<bool> reduced = reduce_axes(c);
+    std::vector<bool> reduced = reduce_axes(c, spatial);
     if (op == ReduceOp::Max && !reduced.empty())
       for (int d = 0; d < c.rank(0); ++d)
         c.check(!reduced[d] || c.shape(0)[d] > 0, "ReduceMax over an empty axis has no value");
     return std::vector<TensorDesc>{{c.dtype(0), reduce_shape(c, reduced)}};
   };
-  s.build = [op](BuildContext& b) {
+  s.build = [op, spatial](BuildContext& b) {
     const TensorFunc& x = b.in(0);
-    std::vector<bool> reduced = reduce_axes(b.infer());
+    std::vector<bool> reduced = reduce_axes(b.infer(), spatial);
     std::vector<Var> v = b.vars(static_cast<int>(b.out_desc(0).shape.size()));
     if (reduced.empty()) {  // noop_with_empty_axes
       b.define_output(0, v, x(v));
@@ -177,6 +184,8 @@ void register_reduce_ops(OpRegistry& r) {
   add_reduce(r, "ReduceMean", ReduceOp::Mean);
   add_reduce(r, "ReduceSum", ReduceOp::Sum);
   add_reduce(r, "ReduceMax", ReduceOp::Max);
+  add_reduce(r, "GlobalAveragePool", ReduceOp::Mean, /*spatial=*/true);
+  add_reduce(r, "GlobalMaxPool", ReduceOp::Max, /*spatial=*/true);
 }
 
 }  // namespace gaf

@@ -143,6 +143,13 @@ void register_unary_ops(OpRegistry& r) {
     float alpha = b.attrs().get_float("alpha", 0.01f);
     return select(x >= 0, x, x * alpha);
   });
+  // HardSigmoid: clamp(alpha * x + beta, 0, 1); HardSwish: x * HardSigmoid(x) at alpha 1/6, beta 0.5.
+  add_unary_op(r, "HardSigmoid", [](const BuildContext& b, const Expr& x) {
+    const float alpha = b.attrs().get_float("alpha", 0.2f), beta = b.attrs().get_float("beta", 0.5f);
+    return clamp(x * alpha + beta, 0.0f, 1.0f);
+  });
+  add_unary_op(r, "HardSwish",
+               [](const BuildContext&, const Expr& x) { return x * clamp(x * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f); });
   add_unary_op(r, "Gelu", [](const BuildContext& b, const Expr& x) {
     std::string approx = b.attrs().get_string("approximate", "none");
     if (approx == "tanh") return gelu_tanh_f32(x);
