@@ -257,6 +257,7 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     // Gemm's operands are 2-D by definition, so both ranks >= 2 covers it.
     m.tiled_matmul = schema.op_class == OpClass::MatMul && types.size() >= 2 && types[0] && types[1] &&
                      types[0]->shape.size() >= 2 && types[1]->shape.size() >= 2;
+    m.tiled_conv = n.op_type == "Conv";
     if (n.op_type == "Transpose") {
       // The output axis that walks the input's innermost (stride-1) axis; when it is not the
       // output's own innermost axis, the row schedule would gather (see MemberFuncs).

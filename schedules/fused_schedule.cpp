@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "schedules/conv_schedule.h"
 #include "schedules/matmul_schedule.h"
 #include "schedules/reference_schedule.h"
 #include "schedules/row_schedule.h"
@@ -102,12 +103,37 @@ bool tile_attention(const TensorFunc* anchor, const std::vector<MemberFuncs>& me
   return true;
 }
 
+// A Conv (MemberFuncs::tiled_conv) whose output is the anchor or reaches it through an
+// epilogue of the same shape (bias, activation, residual Add): the anchor in direct-conv tiles
+// with the Conv's accumulator per tile (conv_schedule.h). False, nothing scheduled, otherwise.
+bool tile_conv(const TensorFunc* anchor, const std::vector<MemberFuncs>& members, const HostScheduleParams& p,
+               Tiles& tiled) {
+  if (!anchor || !anchor->defined()) return false;
+  for (const MemberFuncs& m : members) {
+    const Stage* acc = accumulator_of(m);
+    if (!m.tiled_conv || !acc || m.outputs.empty() || !m.outputs[0].defined()) continue;
+    const bool is_anchor = m.outputs[0].func.name() == anchor->func.name();
+    if (!is_anchor && m.decisions[0].decision != ComputeDecision::ComputeAt &&
+        m.decisions[0].decision != ComputeDecision::Inline)
+      return false;
+    const Stage* input = nullptr;
+    for (const Stage& s : m.stages)
+      if (s.role == StageRole::Operand) input = &s;
+    if (!schedule_conv_tiles(*anchor, *acc, m.outputs[0].shape, input, p)) return false;
+    tiled.funcs.insert(anchor->func.name());
+    tiled.owners.insert(&m);
+    return true;
+  }
+  return false;
+}
+
 Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
                                                       const TensorFunc* anchor,
                                                       const std::vector<MemberFuncs>& members,
                                                       const HostScheduleParams& p) {
   Tiles tiled;
   if (tile_attention(anchor, members, p, tiled)) return tiled;
+  if (tile_conv(anchor, members, p, tiled)) return tiled;
   std::map<std::string, const TensorFunc*> output_named;
   for (const TensorFunc& t : outputs)
     if (t.defined()) output_named[t.func.name()] = &t;

@@ -22,6 +22,9 @@ struct MemberFuncs {
   // A MatMul/Gemm whose output is [..., M, N] over an accumulator (n, row): the tile schedule
   // applies. (1-D operands of MatMul squeeze an axis away and do not qualify.)
   bool tiled_matmul = false;
+  // A Conv over an accumulator (x, spatial..., o, n): the direct-conv tile schedule applies
+  // (conv_schedule.h).
+  bool tiled_conv = false;
   // A layout or indexing op (OpClass Injective/Opaque): the NPU schedule does not carry a shared
   // MatMul's materialised epilogue through it.
   bool layout = false;

@@ -2,8 +2,7 @@
 // or auto_pad, groups (depthwise when group = C), an optional bias.
 //   Y[n, o, p...] = B[o] + sum over (c, k...) of X[n, g*C/G + c, p*stride + k*dilation - pad_begin ...]
 //                                                * W[o, c, k...],   g = o / (O/G)
-// with X read as 0 outside its extents (the padding). A window that lies inside X everywhere
-// (no padding) reads X directly; a padded one clamps the index and selects 0 outside.
+// with X read as 0 outside its extents (the padding).
 //
 // Op class: Opaque (runs as its own kernel, scheduled as a plain reduction).
 #include "fusion/ops/families.h"
@@ -65,6 +64,21 @@ void register_conv_ops(OpRegistry& r) {
     const Window& w = sh.window;
     const TensorFunc &X = b.in(0), &W = b.in(1);
     std::vector<Var> v = b.vars(static_cast<int>(sh.out.size()));  // n, o, p...
+    // X as the window reads it, in padded coordinates (position + pad_begin): 0 in the padding,
+    // and clamped into X past it (a register tile wider than a short row computes lanes beyond
+    // its end, never stored, which must still read inside X). An Operand: the host's conv tiles
+    // compute it once per run (schedules/conv_schedule.h), so their loads are dense rows
+    // without clamps or selects; elsewhere it is inlined.
+    std::vector<Var> pv = b.vars(X.rank());
+    std::vector<Expr> pi{pv[0], pv[1]};
+    Expr inside = Internal::const_true();
+    for (int d = 0; d < w.spatial(); ++d) {
+      Expr q = pv[2 + d] - static_cast<int>(w.pad_begin[d]);
+      if (w.padded()) inside = inside && q >= 0 && q < X.dim(2 + d);
+      pi.push_back(clamp(q, 0, X.dim(2 + d) - 1));
+    }
+    Func padded = b.stage("padded", StageRole::Operand);
+    padded(halide_args(pv)) = w.padded() ? select(inside, X(pi), 0.0f) : X(pi);
     // The reduction runs over (c, k...): RDom dims innermost first, so the spatial k last-axis first.
     Region extents{{0, static_cast<int>(sh.group_channels)}};
     for (int d = 0; d < w.spatial(); ++d) extents.emplace_back(0, static_cast<int>(w.kernel[d]));
@@ -72,15 +86,8 @@ void register_conv_ops(OpRegistry& r) {
     Expr channel = sh.group == 1 ? Expr(red[0]) : (v[1] / static_cast<int>(sh.group_outputs)) *
                                                        static_cast<int>(sh.group_channels) + red[0];
     std::vector<Expr> xi{v[0], channel}, wi{v[1], red[0]};
-    Expr inside = Internal::const_true();
     for (int d = 0; d < w.spatial(); ++d) {
-      Expr pos = v[2 + d] * static_cast<int>(w.strides[d]) + red[1 + d] * static_cast<int>(w.dilations[d]) -
-                 static_cast<int>(w.pad_begin[d]);
-      if (w.padded()) {
-        inside = inside && pos >= 0 && pos < X.dim(2 + d);
-        pos = clamp(pos, 0, X.dim(2 + d) - 1);
-      }
-      xi.push_back(pos);
+      xi.push_back(v[2 + d] * static_cast<int>(w.strides[d]) + red[1 + d] * static_cast<int>(w.dilations[d]));
       wi.push_back(red[1 + d]);
     }
     std::vector<RVar> rvars;
@@ -88,8 +95,7 @@ void register_conv_ops(OpRegistry& r) {
     Func acc = b.stage("acc", StageRole::Accumulator, rvars);
     std::vector<Expr> args(v.begin(), v.end());
     acc(halide_args(args)) = b.has_input(2) ? b.in(2)({Expr(v[1])}) : Expr(0.0f);
-    Expr x = w.padded() ? select(inside, X(xi), 0.0f) : X(xi);
-    acc(halide_args(args)) += x * W(wi);
+    acc(halide_args(args)) += padded(halide_args(xi)) * W(wi);
     b.define_output(0, v, acc(halide_args(args)));
   };
   r.add(std::move(s));

@@ -25,6 +25,20 @@ bool has_op(const Graph& g, const FusionGroup& grp, std::initializer_list<const 
   return false;
 }
 
+// A Conv with the work fused after it, e.g. "Conv+Add+Relu" (a residual block's end): the
+// compute ops in group order, each once; layout ops (a patch embedding's flatten) are not named.
+std::string conv_label(const Graph& g, const FusionGroup& grp) {
+  static const std::set<std::string> layout = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Concat",
+                                               "Slice", "Gather", "Expand", "Identity", "Split"};
+  std::string s = "Conv";
+  std::set<std::string> named = {"Conv"};
+  for (int n : grp.nodes) {
+    const std::string& op = g.nodes()[n].op_type;
+    if (!layout.count(op) && named.insert(op).second) s += "+" + op;
+  }
+  return s;
+}
+
 // The MatMuls a horizontal group replaced: the Slices reading its bias Add (horizontal.h),
 // wherever they were grouped.
 size_t horizontal_branches(const Graph& g, const FusionGroup& grp) {
@@ -64,7 +78,7 @@ std::string group_label(const Graph& g, const FusionGroup& grp) {
     if (has_op(g, grp, {"Softmax", "Exp"})) return "Softmax";
     return "reduction";
   }
-  if (grp.kind == FusionKind::Elementwise) return "elementwise";
+  if (grp.kind == FusionKind::Elementwise) return has_op(g, grp, {"Conv"}) ? conv_label(g, grp) : "elementwise";
   if (grp.kind == FusionKind::Custom) return grp.rule;
   if (grp.kind == FusionKind::Single) return first.op_type;
   return fusion_kind_name(grp.kind);

@@ -1,0 +1,93 @@
+#include "schedules/conv_schedule.h"
+
+#include <algorithm>
+
+#include "schedules/row_schedule.h"
+
+namespace gaf {
+
+using namespace Halide;
+
+namespace {
+
+// The largest divisor of `n` within `most` (1 at worst): tiles that divide the axis exactly.
+int divisor_tile(int64_t n, int most) {
+  for (int r = static_cast<int>(std::min<int64_t>(most, n)); r > 1; --r)
+    if (n % r == 0) return r;
+  return 1;
+}
+
+}  // namespace
+
+bool schedule_conv_tiles(const TensorFunc& out, const Stage& acc, const Shape& acc_shape, const Stage* input,
+                         const HostScheduleParams& p) {
+  const int rank = out.rank();
+  if (rank < 3 || out.shape != acc_shape || acc.reduction.empty()) return false;
+  Func f = out.func, c = acc.func;
+  std::vector<Var> a = f.args(), ca = c.args();  // (x, [y, more spatial...], o, n)
+  const int64_t width = out.shape.back(), channels = out.shape[1];
+  const bool has_y = rank >= 4;
+  const int64_t height = has_y ? out.shape[rank - 2] : 1;
+  const int budget = std::max(1, p.matmul.vectors * p.matmul.rows);  // accumulator registers
+  // Along x whole vectors, up to p.matmul.vectors of them; a short row (7 or 14 pixels late in a
+  // CNN) one vector of the smallest width that covers it, and several rows (y) per tile instead,
+  // so each broadcast weight still serves several vectors.
+  int lanes = p.lanes;
+  while (lanes > 4 && lanes / 2 >= width) lanes /= 2;
+  const int vectors = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(p.matmul.vectors, width / lanes)));
+  const int tile_x = vectors * lanes;
+  const int tile_y = has_y && vectors == 1 ? static_cast<int>(std::min<int64_t>({height, 4, budget})) : 1;
+  const int tile_o = divisor_tile(channels, std::max(1, budget / (vectors * tile_y)));
+
+  Var xo(f.name() + "_xo"), xi(f.name() + "_xi"), yo(f.name() + "_yo"), yi(f.name() + "_yi");
+  Var oo(f.name() + "_oo"), oi(f.name() + "_oi");
+  f.compute_root();
+  // A row at least a tile wide: the last tile shifts inwards (pixels computed twice, stored the
+  // same). A shorter row: one tile, its stores guarded; the accumulator computes the whole tile
+  // (the Conv clamps its reads into X).
+  const bool whole_x = width >= tile_x;
+  f.split(a[0], xo, xi, tile_x, whole_x ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf);
+  if (tile_y > 1) f.split(a[1], yo, yi, tile_y, TailStrategy::ShiftInwards);
+  f.split(a[rank - 2], oo, oi, tile_o);
+  std::vector<VarOrRVar> order{xi};
+  if (tile_y > 1) order.emplace_back(yi);
+  order.emplace_back(oi);
+  order.emplace_back(xo);
+  std::vector<Var> outer;  // the tile loops above x: rows, other spatial axes, channel tiles, images
+  if (has_y) outer.push_back(tile_y > 1 ? yo : a[1]);
+  for (int d = 2; d < rank - 2; ++d) outer.push_back(a[d]);
+  outer.push_back(oo);
+  outer.push_back(a[rank - 1]);
+  for (const Var& v : outer) order.emplace_back(v);
+  f.reorder(order);
+  f.vectorize(xi, lanes, TailStrategy::GuardWithIf).unroll(xi).unroll(oi);
+  if (tile_y > 1) f.unroll(yi);
+  fuse_parallel(f, outer[0], std::vector<Var>(outer.begin() + 1, outer.end()));
+
+  // The accumulator per tile: init and every reduction step on the tile's registers.
+  c.compute_at(f, xo);
+  c.bound_extent(ca[0], tile_x);
+  c.vectorize(ca[0], lanes).unroll(ca[0]).unroll(ca[rank - 2]);
+  if (tile_y > 1) c.bound_extent(ca[1], tile_y).unroll(ca[1]);
+  Halide::Stage u = c.update();
+  std::vector<VarOrRVar> uorder{ca[0]};
+  if (tile_y > 1) uorder.emplace_back(ca[1]);
+  uorder.emplace_back(ca[rank - 2]);
+  // The kernel window innermost (neighbouring input pixels), the input channels outside it.
+  for (auto r = acc.reduction.rbegin(); r != acc.reduction.rend(); ++r) uorder.emplace_back(*r);
+  for (int d = tile_y > 1 ? 2 : 1; d < rank - 2; ++d) uorder.emplace_back(ca[d]);
+  uorder.emplace_back(ca[rank - 1]);
+  u.reorder(uorder);
+  u.vectorize(ca[0], lanes).unroll(ca[0]).unroll(ca[rank - 2]);
+  if (tile_y > 1) u.unroll(ca[1]);
+
+  if (input) {  // once, at root: rows vectorised, parallel over its outer axes
+    Func x = input->func;
+    std::vector<Var> xa = x.args();
+    x.compute_root().vectorize(xa[0], p.lanes, TailStrategy::GuardWithIf);
+    fuse_parallel(x, xa[1], std::vector<Var>(xa.begin() + 2, xa.end()));
+  }
+  return true;
+}
+
+}  // namespace gaf
