@@ -53,10 +53,22 @@ bool schedule_conv_tiles(const TensorFunc& out, const Stage& acc, const Shape& a
   if (tile_y > 1) order.emplace_back(yi);
   order.emplace_back(oi);
   order.emplace_back(xo);
-  std::vector<Var> outer;  // the tile loops above x: rows, other spatial axes, channel tiles, images
+  // The tile loops above x, fastest first: rows and the other spatial axes, channel tiles,
+  // images — or the channel tiles first when the Conv's weights are smaller than its input, so
+  // the input rows a tile reads stay in cache for every channel tile instead of the whole
+  // input streaming once per channel tile (ResNet-50's 1x1 Convs at 56x56: 3.2 MB of input,
+  // 64 KB of weights). With more weights than input (late stages: 9.4 MB of 3x3 weights over
+  // 7x7 pixels) one channel tile's weights stay in cache over all rows instead.
+  int64_t weights = channels, input_elems = 1;
+  for (const RVar& r : acc.reduction)
+    if (const int64_t* e = as_const_int(r.extent())) weights *= *e;
+  if (const int64_t* e = as_const_int(acc.reduction[0].extent())) input_elems = *e;  // input channels per group
+  for (int d = 2; d < rank; ++d) input_elems *= out.shape[d];
+  std::vector<Var> outer;
+  if (weights <= input_elems) outer.push_back(oo);
   if (has_y) outer.push_back(tile_y > 1 ? yo : a[1]);
   for (int d = 2; d < rank - 2; ++d) outer.push_back(a[d]);
-  outer.push_back(oo);
+  if (weights > input_elems) outer.push_back(oo);
   outer.push_back(a[rank - 1]);
   for (const Var& v : outer) order.emplace_back(v);
   f.reorder(order);

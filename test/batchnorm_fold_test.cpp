@@ -1,4 +1,4 @@
-// BatchNormalization folded into the MatMul/Gemm before it (rule batchnorm_fold): the plan's
+// BatchNormalization folded into the MatMul/Gemm/Conv before it (rule batchnorm_fold): the plan's
 // structure when it applies (BN gone, one matmul_epilogue group), its refusals (GAF-NF007) when
 // it does not, the rule switch, and the fused result against the unfolded reference
 // (|fused - ref| <= 1e-5 * max(1, |ref|), fp32).
@@ -115,6 +115,30 @@ TEST(BatchNormFold, GemmBnReluBecomesOneMatMulEpilogue) {
       EXPECT_EQ(ops, (std::vector<std::string>{"Gemm", "Add", "Relu"}));
       EXPECT_TRUE(p.refused.empty());
     }
+}
+
+// Conv (3x3, padded, with and without its bias) -> BN -> Relu: one Conv with the folded kernel
+// and bias, grouped with its Relu.
+TEST(BatchNormFold, ConvBnReluBecomesOneConv) {
+  for (bool with_bias : {true, false}) {
+    SCOPED_TRACE(with_bias ? "Conv with B" : "Conv without B");
+    GraphBuilder b("conv_bn");
+    auto x = b.input("x", DType::Float32, {2, 3, 9, 9});
+    Attributes a;
+    a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    std::vector<ValueRef> in{x, b.weight("w", filled({6, 3, 3, 3}, -0.05f))};
+    if (with_bias) in.push_back(b.weight("cb", filled({6}, 0.1f)));
+    auto y = b.op1("Conv", in, a);
+    b.output(b.relu(batch_norm(b, y, BnParams(6), "bn")), "out");
+    Graph g = prepared(b.finish());
+    Graph rewritten;
+    FusionPlan p;
+    EXPECT_LE(fused_vs_reference(g, rewritten, p), 1e-5);
+    EXPECT_EQ(count_op(rewritten, "BatchNormalization"), 0);
+    EXPECT_EQ(count_op(rewritten, "Add"), 0) << "the folded bias is the Conv's own";
+    ASSERT_EQ(p.rewrites.size(), 1u);
+    ASSERT_EQ(p.groups.size(), 1u) << "Conv and Relu in one group";
+  }
 }
 
 TEST(BatchNormFold, MatMulBn) {
