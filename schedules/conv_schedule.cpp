@@ -22,7 +22,9 @@ int divisor_tile(int64_t n, int most) {
 bool schedule_conv_tiles(const TensorFunc& out, const Stage& acc, const Shape& acc_shape, const Stage* input,
                          const HostScheduleParams& p) {
   const int rank = out.rank();
-  if (rank < 3 || out.shape != acc_shape || acc.reduction.empty()) return false;
+  // Static extents only: the tiles' tail strategies are chosen from them (a dynamic dim's
+  // representative width could exceed the run's, and a shifted tile would start before 0).
+  if (rank < 3 || !out.is_static() || out.shape != acc_shape || acc.reduction.empty()) return false;
   Func f = out.func, c = acc.func;
   std::vector<Var> a = f.args(), ca = c.args();  // (x, [y, more spatial...], o, n)
   const int64_t width = out.shape.back(), channels = out.shape[1];

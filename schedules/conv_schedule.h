@@ -16,7 +16,7 @@ namespace gaf {
 // (the Conv's Accumulator stage, args (x, spatial..., o, n), reduction (c, k...)) per tile.
 // `input` (the Conv's Operand stage: X padded, args (x, spatial..., c, n)), when given, is
 // computed once at root, so the tiles read dense rows. Returns false, leaving all untouched, when
-// `out` has rank < 3 or its shape is not acc's.
+// `out` has rank < 3, dynamic extents, or a shape that is not acc's.
 bool schedule_conv_tiles(const TensorFunc& out, const Stage& acc, const Shape& acc_shape, const Stage* input,
                          const HostScheduleParams& p);
 
