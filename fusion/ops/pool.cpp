@@ -66,12 +66,11 @@ void add_pool(OpRegistry& r, const std::string& name, PoolKind kind) {
     }
     std::vector<RVar> rvars;
     for (int i = 0; i < red.dimensions(); ++i) rvars.push_back(red[i]);
-    std::vector<Expr> args(v.begin(), v.end());
+    const std::vector<Expr> at = halide_args(std::vector<Expr>(v.begin(), v.end()));
     Func acc = b.stage(kind == PoolKind::Max ? "max" : "sum", StageRole::Statistic, rvars);
     if (kind == PoolKind::Max) {
       const Type t = halide_type(b.in(0).dtype);
       Expr lowest = t.is_float() ? cast(t, -std::numeric_limits<float>::infinity()) : t.min();
-      const std::vector<Expr> at = halide_args(args);
       if (b.num_outputs() == 1) {
         acc(at) = lowest;
         acc(at) = select(inside, max(acc(at), X(xi)), acc(at));
@@ -86,14 +85,14 @@ void add_pool(OpRegistry& r, const std::string& name, PoolKind kind) {
       b.define_output(1, v, acc(at)[1]);
       return;
     }
-    acc(halide_args(args)) = 0.0f;
-    acc(halide_args(args)) += select(inside, X(xi), 0.0f);
+    acc(at) = 0.0f;
+    acc(at) += select(inside, X(xi), 0.0f);
     // The divisor: the window's positions inside X, or inside the padded input.
     const bool include_pad = b.attrs().get_int("count_include_pad", 0) != 0;
     Func count = b.stage("count", StageRole::Statistic, rvars);
-    count(halide_args(args)) = 0;
-    count(halide_args(args)) += select(include_pad ? in_padded : inside, 1, 0);
-    b.define_output(0, v, acc(halide_args(args)) / cast<float>(max(count(halide_args(args)), 1)));
+    count(at) = 0;
+    count(at) += select(include_pad ? in_padded : inside, 1, 0);
+    b.define_output(0, v, acc(at) / cast<float>(max(count(at), 1)));
   };
   r.add(std::move(s));
 }
