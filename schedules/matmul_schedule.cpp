@@ -237,6 +237,42 @@ void tiles_at(const Placement& at, const TensorFunc& mm, const Stage& acc, int64
   accumulate_per_tile(Placement::at(s, so), acc, inner, p);
 }
 
+// Query rows per head up to which attention is decode-shaped (see scores_per_key).
+constexpr int64_t kDecodeRows = 4;
+
+// Decode attention's scores (a few query rows against a long cache): one dot product per key
+// and row, computed `at` the probabilities' block. K is read in place along its rows (the
+// prefill path's K^T copy per head would cost more than the whole product: 4 strided passes over
+// the cache for one row of Q); each dot product runs its k loop in vectors of lanes (rfactor),
+// one accumulator per query row, then sums the lanes. False, nothing scheduled, when K is not a
+// constant multiple of the lanes or the update is not one Halide can split.
+bool scores_per_key(const Placement& at, const TensorFunc& mm, const Stage& acc, const HostScheduleParams& p) {
+  const int64_t* kc = as_const_int(acc.reduction[0].extent());
+  if (acc.reduction.size() != 1 || !kc || *kc % p.lanes != 0) return false;
+  Func c = acc.func;
+  std::vector<Var> ca = c.args();
+  RVar ko(acc.reduction[0].name() + "_o"), ki(acc.reduction[0].name() + "_i");
+  Var lane(c.name() + "_lane");
+  Func part;
+  try {
+    part = c.update().split(acc.reduction[0], ko, ki, p.lanes).rfactor(ki, lane);
+  } catch (const CompileError&) {
+    return false;
+  }
+  Func s = mm.func;
+  std::vector<Var> sa = s.args();
+  at.apply(s);
+  std::vector<VarOrRVar> order{sa[1], sa[0]};  // the rows inside each key: its K row read once
+  for (size_t i = 2; i < sa.size(); ++i) order.emplace_back(sa[i]);
+  s.reorder(order);
+  c.compute_at(s, sa[0]);
+  // part's args are acc's (n, row) then lane: lanes innermost in its storage and loops.
+  part.compute_at(s, sa[0]).reorder_storage(lane, ca[0], ca[1]).reorder(lane, ca[0], ca[1]).vectorize(lane);
+  part.update().reorder(lane, ca[1], ca[0], ko).vectorize(lane).unroll(ca[1]);
+  if (*kc / p.lanes <= 8) part.update().unroll(ko);
+  return true;
+}
+
 }  // namespace
 
 bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel,
@@ -282,6 +318,8 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   std::vector<Var> pa = probs.func.args();
   if (pa.size() < 2 || mm.func.args().size() != pa.size()) return std::nullopt;
   const int64_t S = probs.shape.back(), M = probs.shape[probs.shape.size() - 2];
+  const int64_t* m_static = as_const_int(probs.dim(probs.rank() - 2));
+  const bool decode = m_static && *m_static <= kDecodeRows;
   // Row blocks within a head: a block's probabilities (rows x S floats, probs x V's A) are kept
   // hot across the head's column tiles, so they are sized like MatMulParams::a_block_bytes
   // (whole tiles, at least one, at most the head's M rows). At S 128 a head is one block; at S
@@ -300,8 +338,9 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   Func f = probs.func;
   f.compute_at(o->f, o->rb);
   if (S >= p.lanes) f.vectorize(pa[0], p.lanes, TailStrategy::GuardWithIf);
-  tiles_at(Placement::at(f, Var::outermost()), mm, mm_acc, block_rows, p);
-  StagedOperands per_head{nullptr, mm_staged.b}, per_block{mm_staged.a, nullptr};
+  const bool per_key = decode && scores_per_key(Placement::at(f, Var::outermost()), mm, mm_acc, p);
+  if (!per_key) tiles_at(Placement::at(f, Var::outermost()), mm, mm_acc, block_rows, p);
+  StagedOperands per_head{nullptr, per_key ? nullptr : mm_staged.b}, per_block{mm_staged.a, nullptr};
   stage_operands(per_head, Placement::at(o->f, o->par), p);  // K^T once per head
   stage_operands(per_block, Placement::at(f, Var::outermost()), p);
   return Placement::at(f, pa[1]);
