@@ -1,6 +1,8 @@
 #include "engine/engine.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "generators/weight_packing.h"
 #include "runtime/fnv_hash.h"
@@ -35,6 +37,25 @@ uint64_t plan_hash(const std::string& model, const FusionPlan& plan) {
     h.add(grp.signature);
   }
   return h.value();
+}
+
+// The nodes of `plan`'s groups that gaf-tune's guard measured slower fused than apart on this
+// machine (TunedSchedule::apart_ms), each with the sentence of its GAF-NF030 refusal.
+std::map<std::string, std::string> measured_apart(const Graph& g, const FusionPlan& plan, const ScheduleDb& db) {
+  std::map<std::string, std::string> apart;
+  const std::string machine = host_machine_key();
+  for (const FusionGroup& grp : plan.groups) {
+    const TunedSchedule* t = grp.nodes.size() > 1 ? db.find(grp.signature, "host", machine) : nullptr;
+    if (!t || !t->apart_ms) continue;
+    char why[240];
+    std::snprintf(why, sizeof why,
+                  "was in a %s group that gaf-tune measured at %.3f ms fused against %.3f ms for its %zu nodes apart "
+                  "(schedule database)",
+                  (t->label.empty() ? grp.rule_label() : t->label).c_str(), t->best_ms, *t->apart_ms,
+                  grp.nodes.size());
+    for (int n : grp.nodes) apart[g.nodes()[static_cast<size_t>(n)].name] = why;
+  }
+  return apart;
 }
 
 }  // namespace
@@ -89,6 +110,18 @@ void Engine::after_load() {
 const FusionPlan& Engine::plan() {
   if (!plan_) {
     plan_ = plan_fusion_rewriting(graph_, opts_.fusion, opts_.rules);
+    // Groups the schedule database says lose fused on this machine: planned again with their
+    // nodes apart. The graph is rewritten already, so the second pass's rewrites find nothing
+    // new (their refusals are found again): the first pass's rewrites are carried over.
+    std::map<std::string, std::string> apart;
+    if (opts_.schedules && !opts_.npu) apart = measured_apart(graph_, *plan_, *opts_.schedules);
+    if (!apart.empty()) {
+      opts_.fusion.keep_apart.insert(apart.begin(), apart.end());
+      FusionPlan again = plan_fusion_rewriting(graph_, opts_.fusion, opts_.rules);
+      again.rewrites.insert(again.rewrites.begin(), plan_->rewrites.begin(), plan_->rewrites.end());
+      again.source_nodes.insert(plan_->source_nodes.begin(), plan_->source_nodes.end());
+      plan_ = std::move(again);
+    }
     std::vector<std::string> lines = shard_.applied;
     lines.insert(lines.end(), shard_.refused.begin(), shard_.refused.end());
     plan_->rewrites.insert(plan_->rewrites.begin(), lines.begin(), lines.end());

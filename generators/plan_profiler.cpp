@@ -36,12 +36,12 @@ std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t gro
 }
 
 PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,
-                         const ProfileProgress& progress) {
+                         const ProfileProgress& progress, const ScheduleDb* schedules) {
   PlannerOptions off;
   off.enabled = false;
   FusionPlan single = plan_fusion(g, off);
-  FusedExecutor fused(g, plan, {nullptr, nullptr, progress.compile_fused});
-  FusedExecutor unfused(g, single, {nullptr, nullptr, progress.compile_unfused});
+  FusedExecutor fused(g, plan, {schedules, nullptr, progress.compile_fused});
+  FusedExecutor unfused(g, single, {schedules, nullptr, progress.compile_unfused});
   PlanProfile p;
   p.runs = runs;
   auto [fused_fwd, fused_ms] = time_groups(fused, plan.groups.size(), inputs, runs);

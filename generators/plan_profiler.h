@@ -23,8 +23,10 @@ std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t gro
 
 // `g` is the graph the plan was made for (after the planner's rewrites). One warm-up run, then
 // `runs` timed runs of each executor; per-group times are medians.
+// The fused kernels use `schedules`' tuned parameters when given (the unfused ones too, where
+// a single-node group is in it).
 PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,
-                         const ProfileProgress& progress = {});
+                         const ProfileProgress& progress = {}, const ScheduleDb* schedules = nullptr);
 
 // The guard behind "fused never slower than unfused": the groups of `plan` (two or more nodes)
 // that `p` measured slower fused than their members apart, by more than `margin` of the apart

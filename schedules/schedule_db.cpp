@@ -71,6 +71,7 @@ TunedSchedule read_entry(const std::string& path, size_t index, const json& j) {
     s.npu = NpuScheduleParams{side("m"), side("n"), side("k_l1"), side("rows"), side("chunk")};
     return s;
   }
+  if (j.contains("apart_ms")) s.apart_ms = r.number("apart_ms");  // optional: only where fusion lost
   const json& mm = r.at(p, "matmul", "params.matmul");
   s.matmul.vectors = static_cast<int>(r.integer(mm, "vectors", "params.matmul.vectors", 1, 16));
   s.matmul.rows = static_cast<int>(r.integer(mm, "rows", "params.matmul.rows", 1, 32));
@@ -94,15 +95,17 @@ json write_params(const TunedSchedule& s) {
 }
 
 json write_entry(const TunedSchedule& s) {
-  return json{{"signature", s.signature},
-              {"target", s.target},
-              {"machine", s.machine},
-              {"label", s.label},
-              {"params", write_params(s)},
-              {"default_ms", s.default_ms},
-              {"best_ms", s.best_ms},
-              {"trials", s.trials},
-              {"date", s.date}};
+  json j{{"signature", s.signature},
+         {"target", s.target},
+         {"machine", s.machine},
+         {"label", s.label},
+         {"params", write_params(s)},
+         {"default_ms", s.default_ms},
+         {"best_ms", s.best_ms},
+         {"trials", s.trials},
+         {"date", s.date}};
+  if (s.apart_ms) j["apart_ms"] = *s.apart_ms;
+  return j;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // Schema: docs/USER_GUIDE.md ("Tuned schedules"). No Halide here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct TunedSchedule {
   double default_ms = 0;
   double best_ms = 0;
   int trials = 0;          // candidates measured
+  // Host: set when gaf-tune's guard measured the group's members run apart (each its own kernel)
+  // faster than the group fused (best_ms): this many ms. gaf run / compile with this database
+  // then plan those nodes apart (GAF-NF030), the guard of `gaf run --check-fusion` made lasting.
+  std::optional<double> apart_ms;
   std::string date;        // YYYY-MM-DD
 };
 

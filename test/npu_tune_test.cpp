@@ -251,7 +251,8 @@ TEST(NpuTuneCli, TunesOneLayerBertAndReportUsesTheDatabase) {
   auto r = gaf::testing::run_command(gaf + " report " + model + " --target npu-tile --schedules " + db, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("schedules: 6 of 6 groups use tuned NPU tiles"), std::string::npos) << r.out;
+  // A host report reads the database's host entries (gaf-tune's guard): npu-tile ones change nothing.
   auto host = gaf::testing::run_command(gaf + " report " + model + " --json x.json --schedules " + db, dir);
-  EXPECT_EQ(host.exit_code, 1);
-  EXPECT_NE(host.err.find("--schedules needs --target npu-tile"), std::string::npos) << host.err;
+  EXPECT_EQ(host.exit_code, 0) << host.err;
+  EXPECT_NE(host.out.find("wrote x.json"), std::string::npos) << host.out;
 }

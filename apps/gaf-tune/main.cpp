@@ -13,8 +13,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/gaf-tune/fusion_guard.h"
 #include "apps/gaf-tune/tuner.h"
 #include "apps/gaf/commands.h"
+#include "engine/model_source.h"
 #include "runtime/file_io.h"
 #include "schedules/host_target.h"
 
@@ -56,6 +58,17 @@ void print_table(const std::vector<gaf::tune::GroupResult>& results, bool npu) {
               npu ? 4 : 2, after, before / std::max(after, 1e-12), npu ? ", modeled" : "");
 }
 
+void print_guard(const std::vector<gaf::tune::GuardedGroup>& groups) {
+  int lost = 0;
+  for (const auto& r : groups) lost += r.apart;
+  std::printf("\nguard: %zu fused groups timed fused and apart: %s\n", groups.size(),
+              lost ? (std::to_string(lost) + " slower fused, marked to run apart (GAF-NF030)").c_str()
+                   : "every group at least as fast fused");
+  for (const auto& r : groups)
+    if (r.apart)
+      std::printf("  g%d %s: %.3f ms fused, %.3f ms apart\n", r.group, r.label.c_str(), r.fused_ms, r.apart_ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,7 +81,7 @@ int main(int argc, char** argv) {
   common.add_to(&app);
   std::string target = "host", db_path, budget = "10m", npu_target_file;
   gaf::tune::TuneOptions opts;
-  bool no_mullapudi = false;
+  bool no_mullapudi = false, no_guard = false;
   app.add_option("--target", target, "host (measured on this CPU), or npu-tile (the NPU simulator's modeled time)")
       ->check(CLI::IsMember({"host", "npu-tile"}))
       ->capture_default_str();
@@ -83,6 +96,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", opts.seed, "random seed of the search and the inputs")->capture_default_str();
   app.add_option("--repeat", opts.repeat, "timed runs per candidate (median)")->check(CLI::Range(1, 10000))->capture_default_str();
   app.add_flag("--no-mullapudi", no_mullapudi, "skip the Mullapudi2016 autoscheduler comparison");
+  app.add_flag("--no-guard", no_guard,
+               "host: skip the guard (every group timed fused and apart after tuning; a group slower fused is "
+               "marked in the database, and gaf run / compile with it run its nodes apart, GAF-NF030)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -131,6 +147,11 @@ int main(int argc, char** argv) {
                        : gaf::tune::tune_plan(g, plan, db, db_path, opts, g_stop, progress);
     if (tty) std::fprintf(stderr, "\n");
     print_table(results, npu);
+    if (!npu && !no_guard && !g_stop) {
+      print_guard(gaf::tune::guard_fusion(g, plan, gaf::make_default_inputs(engine.graph(), opts.seed),
+                                          std::max(opts.repeat, 5), db));
+      db.save(db_path);
+    }
     if (g_stop) {
       std::printf("interrupted: what was found so far is in %s\n", db_path.c_str());
       return 130;  // as a shell reports a process stopped by SIGINT

@@ -78,7 +78,8 @@ const struct {
     {ReasonCode::GroupSize, "GAF-NF010", "group too large (--max-group-size)"},
     {ReasonCode::Skipped, "GAF-NF020", "a node is skipped by the user (--skip)"},
     {ReasonCode::MeasuredSlower, "GAF-NF030",
-     "the group measured slower fused than its members run apart (gaf run --check-fusion): they run apart"}};
+     "the group measured slower fused than its members run apart (gaf run --check-fusion, or gaf-tune's guard "
+     "in the schedule database): they run apart"}};
 }  // namespace
 
 const char* reason_code_id(ReasonCode c) {
