@@ -337,7 +337,8 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   // The block's probabilities, then inside them the block's scores in register tiles.
   Func f = probs.func;
   f.compute_at(o->f, o->rb);
-  if (S >= p.lanes) f.vectorize(pa[0], p.lanes, TailStrategy::GuardWithIf);
+  // A dynamic S (a decoder's cache length) is vectorised whatever its representative extent.
+  if (S >= p.lanes || !as_const_int(probs.dim(probs.rank() - 1))) f.vectorize(pa[0], p.lanes, TailStrategy::GuardWithIf);
   const bool per_key = decode && scores_per_key(Placement::at(f, Var::outermost()), mm, mm_acc, p);
   if (!per_key) tiles_at(Placement::at(f, Var::outermost()), mm, mm_acc, block_rows, p);
   StagedOperands per_head{nullptr, per_key ? nullptr : mm_staged.b}, per_block{mm_staged.a, nullptr};
