@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 namespace gaf {
@@ -149,6 +150,35 @@ std::vector<int64_t> Tensor::to_int_vector() const {
   return v;
 }
 
+struct Tensor::Deferred {
+  std::once_flag once;
+  std::function<void(Tensor&)> fill;
+  std::shared_ptr<uint8_t> storage;
+};
+
+Tensor Tensor::deferred(DType dtype, Shape shape, std::function<void(Tensor&)> fill) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.deferred_ = std::make_shared<Deferred>();
+  t.deferred_->fill = std::move(fill);
+  return t;
+}
+
+bool Tensor::materialized() const { return !deferred_ || deferred_->storage != nullptr || numel() == 0; }
+
+const std::shared_ptr<uint8_t>& Tensor::storage() const {
+  if (!deferred_ || storage_) return storage_;
+  Deferred& d = *deferred_;
+  std::call_once(d.once, [&] {
+    Tensor made(dtype_, shape_);
+    d.fill(made);
+    d.storage = made.storage_;
+    d.fill = nullptr;  // what it captured (e.g. the parts of a deferred concatenation) is freed
+  });
+  return d.storage;
+}
+
 Tensor Tensor::in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> storage) {
   Tensor t;
   t.dtype_ = dtype;
@@ -163,7 +193,7 @@ Tensor Tensor::part(int64_t byte_offset, Shape shape) const {
   if (byte_offset < 0 || byte_offset > static_cast<int64_t>(nbytes()) || bytes > static_cast<int64_t>(nbytes()) - byte_offset)
     throw GafError("internal: a part of " + std::to_string(bytes) + " bytes at " + std::to_string(byte_offset) +
                    " does not fit a tensor of " + std::to_string(nbytes()) + " bytes");
-  return in_storage(dtype_, std::move(shape), std::shared_ptr<uint8_t>(storage_, storage_.get() + byte_offset));
+  return in_storage(dtype_, std::move(shape), std::shared_ptr<uint8_t>(storage(), storage().get() + byte_offset));
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
@@ -205,7 +235,7 @@ std::vector<int64_t> Tensor::strides() const {
 }
 
 const uint8_t* Tensor::block_base() const {
-  return storage_.get() - window_begin_ * strides()[window_axis_] * static_cast<int64_t>(dtype_size(dtype_));
+  return storage().get() - window_begin_ * strides()[window_axis_] * static_cast<int64_t>(dtype_size(dtype_));
 }
 
 Tensor Tensor::window(int64_t begin, int64_t end) const {

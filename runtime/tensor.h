@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -68,16 +69,23 @@ class Tensor {
   // through shared_ptr's aliasing constructor). The caller guarantees nbytes() of it, 64-byte
   // aligned.
   static Tensor in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> storage);
+  // A tensor whose contents are made on first access to its bytes (raw(), data(), part(), ...):
+  // `fill` writes them into a zeroed tensor of this dtype and shape. Until then nothing is
+  // allocated, so what reads only shapes — planning, reports — costs no memory for weights (a
+  // 210-layer BERT plans in seconds). Copies share the one fill; it runs once, under a lock.
+  static Tensor deferred(DType dtype, Shape shape, std::function<void(Tensor&)> fill);
+  // False while a deferred tensor's bytes have not been made.
+  bool materialized() const;
 
-  bool defined() const { return storage_ != nullptr || numel() == 0; }
+  bool defined() const { return storage_ != nullptr || deferred_ != nullptr || numel() == 0; }
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t numel() const { return shape_numel(shape_); }
   size_t nbytes() const { return static_cast<size_t>(byte_size(dtype_, shape_)); }
 
-  void* raw() { return storage_.get(); }
-  const void* raw() const { return storage_.get(); }
+  void* raw() { return storage().get(); }
+  const void* raw() const { return storage().get(); }
   template <typename T>
   T* data() { return static_cast<T*>(raw()); }
   template <typename T>
@@ -119,7 +127,11 @@ class Tensor {
  private:
   DType dtype_ = DType::Float32;
   Shape shape_;
-  std::shared_ptr<uint8_t> storage_;
+  std::shared_ptr<uint8_t> storage_;  // null while deferred_ has not made the bytes
+  struct Deferred;
+  std::shared_ptr<Deferred> deferred_;  // set by deferred(); shared by copies
+  // The bytes: storage_, or a deferred tensor's, made now if they were not yet.
+  const std::shared_ptr<uint8_t>& storage() const;
   int window_axis_ = -1;  // >= 0: a window of a block (see with_capacity)
   int64_t window_begin_ = 0, capacity_ = 0;
   const uint8_t* block_base() const;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 
 #include "engine/model_source.h"
 #include "fusion/models/synthetic.h"
@@ -76,4 +77,35 @@ TEST(PlannerLocalChecks, SamePlansWithATightGroupSizeAndPeakRefusals) {
 TEST(PlannerScaling, LongChainsAndWideFanOutsPlanInSeconds) {
   EXPECT_LT(seconds_to_plan(prepared(elementwise_chain_graph(20000))), 20.0);
   EXPECT_LT(seconds_to_plan(prepared(fanout_graph(20000))), 20.0);
+}
+
+// Planning reads shapes, not weights (#31): the built-in model's weights are deferred tensors
+// (Tensor::deferred), and loading, the rewrites (the horizontal MatMul's concatenated weights are
+// deferred too) and planning make none of them; running makes them, the same every time.
+TEST(PlannerScaling, PlanningMakesNoWeights) {
+  ReferenceExecutor folder;
+  ModelOptions o;
+  o.layers = 3;
+  o.seq = 16;
+  Graph g = load_model("builtin:bert-base", o, folder).graph;
+  FusionPlan p = plan_fusion_rewriting(g, PlannerOptions{}, RuleRegistry::builtin());
+  EXPECT_FALSE(p.rewrites.empty()) << "the horizontal MatMul rewrite did not apply";
+  int weights = 0;
+  for (const auto& [name, v] : g.values()) {
+    if (!v.constant || v.constant->numel() < 768) continue;  // scalars and shape tensors are made
+    ++weights;
+    EXPECT_FALSE(v.constant->materialized()) << name;
+  }
+  EXPECT_GE(weights, 3 * 12);
+  // Made on first read, the same in another load.
+  Graph again = load_model("builtin:bert-base", o, folder).graph;
+  plan_fusion_rewriting(again, PlannerOptions{}, RuleRegistry::builtin());
+  for (const auto& [name, v] : g.values())
+    if (v.constant && v.constant->numel() >= 768) {
+      const Tensor& a = *v.constant;
+      const Tensor& b = *again.value(name).constant;
+      ASSERT_EQ(a.nbytes(), b.nbytes()) << name;
+      EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0) << name;
+      EXPECT_TRUE(a.materialized()) << name;
+    }
 }

@@ -11,18 +11,24 @@ namespace {
 
 class WeightGen {
  public:
-  explicit WeightGen(uint32_t seed) : rng_(seed) {}
-  // Normal(mean, std) weights: BERT's initialiser uses std 0.02.
+  explicit WeightGen(uint32_t seed) : seed_(seed) {}
+  // Normal(mean, std) weights (BERT's initialiser uses std 0.02), made when first read: each
+  // tensor from its own stream (the seed and its index), so planning, which reads no weights,
+  // makes none (Tensor::deferred).
   Tensor normal(Shape s, float mean, float stddev) {
-    Tensor t(DType::Float32, std::move(s));
-    std::normal_distribution<float> d(mean, stddev);
-    float* p = t.data<float>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(rng_);
-    return t;
+    const uint32_t seed = seed_, index = next_++;
+    return Tensor::deferred(DType::Float32, std::move(s), [=](Tensor& t) {
+      std::seed_seq seq{seed, index};
+      std::mt19937 rng(seq);
+      std::normal_distribution<float> d(mean, stddev);
+      float* p = t.data<float>();
+      for (int64_t i = 0; i < t.numel(); ++i) p[i] = d(rng);
+    });
   }
 
  private:
-  std::mt19937 rng_;
+  uint32_t seed_;
+  uint32_t next_ = 0;
 };
 
 // y = x @ W + b (PyTorch exports Linear as MatMul with the transposed weight, then Add).

@@ -34,19 +34,25 @@ bool branch_of(const Graph& g, const GraphView& v, int mm, Branch* b) {
   return true;
 }
 
-// Concatenates [K, N_i] matrices along columns (or [N_i] vectors).
+// Concatenates [K, N_i] matrices along columns (or [N_i] vectors) when the result is first read
+// (Tensor::deferred: planning reads no weights); the parts are kept until then.
 Tensor concat_columns(const std::vector<const Tensor*>& parts) {
   int64_t rows = parts[0]->rank() == 2 ? parts[0]->shape()[0] : 1, cols = 0;
-  for (const Tensor* p : parts) cols += p->shape().back();
-  Tensor out(DType::Float32, parts[0]->rank() == 2 ? Shape{rows, cols} : Shape{cols});
-  int64_t off = 0;
+  std::vector<Tensor> kept;
   for (const Tensor* p : parts) {
-    int64_t n = p->shape().back();
-    for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(out.data<float>() + r * cols + off, p->data<float>() + r * n, n * sizeof(float));
-    off += n;
+    cols += p->shape().back();
+    kept.push_back(*p);  // shares the part's bytes (or its deferred fill)
   }
-  return out;
+  Shape shape = parts[0]->rank() == 2 ? Shape{rows, cols} : Shape{cols};
+  return Tensor::deferred(DType::Float32, shape, [kept, rows, cols](Tensor& out) {
+    int64_t off = 0;
+    for (const Tensor& p : kept) {
+      int64_t n = p.shape().back();
+      for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(out.data<float>() + r * cols + off, p.data<float>() + r * n, n * sizeof(float));
+      off += n;
+    }
+  });
 }
 
 }  // namespace
