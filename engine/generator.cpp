@@ -110,6 +110,7 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
   po.model = dims_.prefill;
   so.model = dims_.step;
   po.model.branches = files_.prefill_branch();
+  po.model.last_row_outputs = {kLogits};  // the sampler reads the last position's logits only
   so.model.branches = files_.step_branch();
   // The runtime's KV caches: every present.X in a block of max_len rows along the cache axis
   // (the dim of past_key_values.X that is the cache length), appended in place by each step.

@@ -1,5 +1,7 @@
 #include "engine/model_source.h"
 
+#include "fusion/frontend/last_row.h"
+
 #include <cstdio>
 #include <random>
 #include <set>
@@ -108,6 +110,7 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
   };
   try {
     m.passes = prepare_graph(m.graph, dims, eval, opts.dim_ranges);
+    for (const std::string& out : opts.last_row_outputs) slice_output_to_last_row(m.graph, out);
   } catch (const GafError& e) {
     throw GafError(spec + ": " + e.what());
   }

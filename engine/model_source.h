@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct ModelOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE
   SymbolRanges dim_ranges;              // --dim NAME=LO..HI: dynamic, one plan for the range
   BranchConditions branches;            // --branch NAME=true|false: an If on that input takes one branch
+  // Graph outputs of which only the last position is read (a prefill's logits in generation):
+  // their LM head runs on the last row only (fusion/frontend/last_row.h).
+  std::set<std::string> last_row_outputs;
   int layers = 12;                      // builtin:bert-base
   int64_t seq = 128;
   int64_t batch = 1;
