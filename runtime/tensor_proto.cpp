@@ -39,6 +39,7 @@ int64_t external_int(const std::string& text, const std::string& key, const std:
 // size. Opened before the tensor is allocated, so a bad range costs nothing.
 struct ExternalRange {
   std::unique_ptr<RegularFile> file;
+  std::string path;  // the file, resolved inside the model's folder
   int64_t offset = 0, length = 0;
 };
 
@@ -74,6 +75,7 @@ ExternalRange open_external(const onnx::TensorProto& p, const std::string& what,
     throw GafError(what + ": external data range offset " + std::to_string(offset) + ", length " +
                    (length < 0 ? std::string("(to the end)") : std::to_string(length)) + " is outside " +
                    file.string() + " (" + std::to_string(size) + " bytes)");
+  r.path = file.string();
   r.offset = offset;
   r.length = length < 0 ? size - offset : length;
   return r;
@@ -112,9 +114,16 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
     if (r.length != bytes)
       throw GafError(what + ": external data has " + std::to_string(r.length) + " bytes, expected " +
                      std::to_string(bytes) + " for " + dtype_name(dtype) + shape_str(shape));
-    Tensor t = allocate();
-    r.file->read_into(r.offset, r.length, t.raw());
-    return t;
+    // Read when first used (Tensor::deferred): planning and reports of a model whose weights are
+    // external (every model over 2 GB) read none of them. The range was checked above; the file
+    // is opened again then, and an error names the tensor.
+    return Tensor::deferred(dtype, shape, [path = r.path, offset = r.offset, length = r.length, what](Tensor& t) {
+      try {
+        RegularFile(path, "external data file").read_into(offset, length, t.raw());
+      } catch (const GafError& e) {
+        throw GafError(what + ": " + e.what());
+      }
+    });
   }
   if (p.has_raw_data()) {
     if (static_cast<int64_t>(p.raw_data().size()) != bytes)

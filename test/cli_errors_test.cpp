@@ -1,7 +1,9 @@
 // Bad input gets one clear line on stderr naming the problem, exit code 1, no crash and no
 // partial output. Each case runs the real gaf binary.
+#include <cmath>
 #include <filesystem>
 
+#include "fusion/frontend/onnx_import.h"
 #include "test/cli_util.h"
 
 using namespace gaf::testing;
@@ -101,6 +103,29 @@ TEST_F(CliErrors, ExternalDataInsideFolderLoads) {
                                 scratch_dir("cli_errors_run"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(out + "/y.npy"));
+}
+
+// External weights are read when first used (Tensor::deferred), not at import: a model's plan and
+// reports read none. A file that changed since the import fails then, naming the initializer.
+TEST_F(CliErrors, ExternalDataIsReadWhenFirstUsed) {
+  const std::string copy = scratch_dir("cli_errors_ext_lazy");
+  fs::remove_all(copy);
+  fs::create_directories(copy);
+  fs::copy(m("external_ok"), copy, fs::copy_options::recursive);
+  gaf::Graph g = gaf::import_onnx_file(copy + "/model.onnx");
+  const gaf::Tensor w = *g.value("w").constant;
+  EXPECT_FALSE(w.materialized());
+  gaf::Graph again = gaf::import_onnx_file(copy + "/model.onnx");
+  const gaf::Tensor& made = *again.value("w").constant;
+  EXPECT_GT(std::fabs(made.as_double(0)) + std::fabs(made.as_double(made.numel() - 1)), 0.0);
+  EXPECT_TRUE(made.materialized());
+  fs::resize_file(copy + "/weights.bin", 0);
+  try {
+    (void)w.raw();
+    ADD_FAILURE() << "reading a truncated external file did not fail";
+  } catch (const gaf::GafError& e) {
+    EXPECT_NE(std::string(e.what()).find("initializer 'w'"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(CliErrors, UnboundSymbolicDim) {
