@@ -1,11 +1,13 @@
 #include "engine/model_source.h"
 
-#include "fusion/frontend/last_row.h"
-
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
+#include "fusion/frontend/last_row.h"
 #include "fusion/frontend/onnx_import.h"
 #include "fusion/models/bert.h"
 #include "runtime/memory_budget.h"
@@ -110,7 +112,13 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
   };
   try {
     m.passes = prepare_graph(m.graph, dims, eval, opts.dim_ranges);
-    for (const std::string& out : opts.last_row_outputs) slice_output_to_last_row(m.graph, out);
+    for (const std::string& out : opts.last_row_outputs) {
+      const std::vector<std::string>& outs = m.graph.outputs();
+      if (std::find(outs.begin(), outs.end(), out) == outs.end())
+        throw GafError("has no output '" + out + "' (--last-row-output)");
+      if (slice_output_to_last_row(m.graph, out)) spdlog::info("{}: '{}' computed for its last position only", spec, out);
+      else spdlog::info("{}: '{}' is not a MatMul by a weight: computed at every position", spec, out);
+    }
   } catch (const GafError& e) {
     throw GafError(spec + ": " + e.what());
   }

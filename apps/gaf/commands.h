@@ -15,6 +15,7 @@ struct ModelArgs {
   std::string model;
   std::vector<std::string> dims;
   std::vector<std::string> branches;  // --branch NAME=true|false
+  std::vector<std::string> last_row_outputs;  // --last-row-output NAME
   ModelOptions opts;
   void add_to(CLI::App* app, bool required = true);  // gaf info alone describes the CPU
   ModelOptions resolved() const;  // parses --dim

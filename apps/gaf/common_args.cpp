@@ -21,6 +21,9 @@ void ModelArgs::add_to(CLI::App* app, bool required) {
                   "bind a symbolic dim, NAME=VALUE, or keep it dynamic over a range, NAME=LO..HI (repeatable)");
   app->add_option("--branch", branches,
                   "take one branch of an If on a bool input, NAME=true|false (a merged decoder's use_cache_branch)");
+  app->add_option("--last-row-output", last_row_outputs,
+                  "a graph output of which only the last position is read (a decoder prefill's logits): where it is "
+                  "a MatMul by a weight (+ bias), that MatMul runs on the last row only (repeatable; -v says where)");
   app->add_option("--layers", opts.layers, "builtin:bert-base: encoder layers")->capture_default_str();
   app->add_option("--seq", opts.seq, "builtin:bert-base: sequence length")->capture_default_str();
   app->add_option("--batch", opts.batch, "builtin:bert-base: batch size")->capture_default_str();
@@ -42,6 +45,7 @@ ModelOptions ModelArgs::resolved() const {
     if (!o.branches.emplace(b.substr(0, eq), value == "true").second)
       throw GafError("--branch '" + b.substr(0, eq) + "' is given twice");
   }
+  o.last_row_outputs.insert(last_row_outputs.begin(), last_row_outputs.end());
   return o;
 }
 
