@@ -171,7 +171,7 @@ const std::shared_ptr<uint8_t>& Tensor::storage() const {
   if (!deferred_ || storage_) return storage_;
   Deferred& d = *deferred_;
   std::call_once(d.once, [&] {
-    Tensor made(dtype_, shape_);
+    Tensor made = uninitialized(dtype_, shape_);  // fill writes every element (tensor.h)
     d.fill(made);
     d.storage = made.storage_;
     d.fill = nullptr;  // what it captured (e.g. the parts of a deferred concatenation) is freed

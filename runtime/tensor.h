@@ -70,9 +70,10 @@ class Tensor {
   // aligned.
   static Tensor in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> storage);
   // A tensor whose contents are made on first access to its bytes (raw(), data(), part(), ...):
-  // `fill` writes them into a zeroed tensor of this dtype and shape. Until then nothing is
-  // allocated, so what reads only shapes — planning, reports — costs no memory for weights (a
-  // 210-layer BERT plans in seconds). Copies share the one fill; it runs once, under a lock.
+  // `fill` writes every element of a tensor of this dtype and shape (its storage is not zeroed
+  // first: the weights it makes would be written twice). Until then nothing is allocated, so
+  // what reads only shapes — planning, reports — costs no memory for weights (a 210-layer BERT
+  // plans in under a second). Copies share the one fill; it runs once, under a lock.
   static Tensor deferred(DType dtype, Shape shape, std::function<void(Tensor&)> fill);
   // False while a deferred tensor's bytes have not been made.
   bool materialized() const;

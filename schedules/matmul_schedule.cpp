@@ -320,6 +320,7 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   const int64_t S = probs.shape.back(), M = probs.shape[probs.shape.size() - 2];
   const int64_t* m_static = as_const_int(probs.dim(probs.rank() - 2));
   const bool decode = m_static && *m_static <= kDecodeRows;
+  const bool s_dynamic = !as_const_int(probs.dim(probs.rank() - 1));  // a decoder's cache length
   // Row blocks within a head: a block's probabilities (rows x S floats, probs x V's A) are kept
   // hot across the head's column tiles, so they are sized like MatMulParams::a_block_bytes
   // (whole tiles, at least one, at most the head's M rows). At S 128 a head is one block; at S
@@ -337,12 +338,12 @@ std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& 
   // The block's probabilities, then inside them the block's scores in register tiles.
   Func f = probs.func;
   f.compute_at(o->f, o->rb);
-  // A dynamic S (a decoder's cache length) is vectorised whatever its representative extent.
-  if (S >= p.lanes || !as_const_int(probs.dim(probs.rank() - 1))) f.vectorize(pa[0], p.lanes, TailStrategy::GuardWithIf);
+  // A dynamic S is vectorised whatever its representative extent (which may be below the lanes).
+  if (S >= p.lanes || s_dynamic) f.vectorize(pa[0], p.lanes, TailStrategy::GuardWithIf);
   const bool per_key = decode && scores_per_key(Placement::at(f, Var::outermost()), mm, mm_acc, p);
   if (!per_key) tiles_at(Placement::at(f, Var::outermost()), mm, mm_acc, block_rows, p);
   StagedOperands per_head{nullptr, per_key ? nullptr : mm_staged.b}, per_block{mm_staged.a, nullptr};
-  stage_operands(per_head, Placement::at(o->f, o->par), p);  // K^T once per head
+  stage_operands(per_head, Placement::at(o->f, o->par), p);  // K^T once per head (none per key)
   stage_operands(per_block, Placement::at(f, Var::outermost()), p);
   return Placement::at(f, pa[1]);
 }

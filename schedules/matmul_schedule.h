@@ -54,8 +54,9 @@ Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, cons
 // with the scores MatMul `mm` in register tiles inside it, so neither scores nor
 // probabilities leave the cache. `mm_staged.b` (K^T) is staged once per head, `mm_staged.a` (Q)
 // per block. Decoding (a static M of at most 4 query rows per head): the scores are one dot
-// product per key instead, reading K in place along its rows (no K^T copy). Returns probs' row loop, where the Softmax statistics go; nullopt (nothing
-// scheduled) when the tiles cannot be carried by `out`.
+// product per key instead, reading K in place along its rows (no K^T copy). Returns probs' row
+// loop, where the Softmax statistics go; nullopt (nothing scheduled) when the tiles cannot be
+// carried by `out`.
 std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& pv_acc, int layout_run,
                                             StagedOperands pv_staged, const TensorFunc& probs, const TensorFunc& mm,
                                             const Stage& mm_acc, StagedOperands mm_staged,

@@ -11,22 +11,16 @@ namespace gaf {
 
 namespace {
 
-int producer_of(const Graph& g, const std::string& value) {
-  const std::vector<Node>& nodes = g.nodes();
-  for (size_t i = 0; i < nodes.size(); ++i)
-    for (const std::string& o : nodes[i].outputs)
-      if (o == value) return static_cast<int>(i);
-  return -1;
-}
+int producer_of(const Graph& g, const std::string& value) { return g.has_value(value) ? g.value(value).producer : -1; }
 
 bool constant_of_rank(const Graph& g, const std::string& v, int rank) {
   return g.has_value(v) && g.value(v).constant && g.value(v).constant->rank() == rank;
 }
 
-void untype(Graph& g, const std::string& v) {
-  TensorType unknown;
-  unknown.rank_known = false;
-  g.value(v).type = unknown;
+TensorType unknown_type() {
+  TensorType t;
+  t.rank_known = false;
+  return t;
 }
 
 }  // namespace
@@ -58,13 +52,11 @@ bool slice_output_to_last_row(Graph& g, const std::string& output) {
   g.add_initializer(starts, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{-1}));
   g.add_initializer(ends, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{std::numeric_limits<int64_t>::max()}));
   g.add_initializer(axes, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{-2}));
-  TensorType unknown;
-  unknown.rank_known = false;
-  g.add_value(sliced, unknown);
+  g.add_value(sliced, unknown_type());
   g.nodes()[mm].inputs[0] = sliced;
   g.add_node(Node{base, "Slice", {}, {a, starts, ends, axes}, {sliced}});
-  for (const std::string& r : retyped) untype(g, r);
-  untype(g, g.nodes()[mm].outputs[0]);
+  for (const std::string& r : retyped) g.value(r).type = unknown_type();  // inferred again below
+  g.value(g.nodes()[mm].outputs[0]).type = unknown_type();
   infer_shapes(g);
   propagate_symbolic_dims(g);
   g.validate();
