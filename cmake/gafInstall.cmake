@@ -21,7 +21,7 @@ set(GAF_PUBLIC_HEADERS
   fusion/ops/registry.h fusion/ops/op_builder.h fusion/ops/math.h
   fusion/frontend/passes.h
   fusion/planner/pattern.h fusion/planner/rule.h fusion/planner/rule_patterns.h
-  fusion/planner/custom_rule.h fusion/planner/plan.h fusion/planner/plan_profile.h fusion/planner/planner.h
+  fusion/planner/custom_rule.h fusion/planner/kernel_spec.h fusion/planner/plan.h fusion/planner/plan_profile.h fusion/planner/planner.h
   fusion/report/report.h
   schedules/host_params.h schedules/npu_params.h schedules/schedule_db.h
   generators/custom_rules.h generators/custom_algorithm.h generators/aot_compiler.h

@@ -130,7 +130,7 @@ AotPlan make_aot_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& 
     AotGroup a;
     a.id = grp.id;
     a.kind = fusion_kind_name(grp.kind);
-    a.label = group_label(g, grp);
+    a.label = grp.kernel.label;
     a.inputs = grp.inputs;
     a.outputs = grp.outputs;
     for (const std::string& o : grp.outputs)

@@ -8,8 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "fusion/ops/families.h"
-#include "fusion/planner/layout_chains.h"
+#include "generators/weight_packing.h"
 #include "generators/custom_algorithm.h"
 #include "schedules/reference_schedule.h"
 
@@ -207,11 +206,9 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
   for (size_t k = 0; k < grp.inputs.size(); ++k) input_index[grp.inputs[k]] = static_cast<int>(k);
   std::map<std::string, TensorFunc> env;  // values available as Funcs inside the group
   std::map<std::string, FuncDecision> decision_of;
-  std::set<std::string> moved;  // in-group values whose innermost axis a Transpose moved
-  std::map<std::string, int> member_of;  // in-group value -> index of the member producing it
   for (const FuncDecision& d : grp.decisions) decision_of[d.value] = d;
-
-  const std::string anchor = grp.outputs.size() == 1 ? grp.outputs[0] : "";
+  if (grp.kernel.members.size() != grp.nodes.size())
+    throw GafError("internal: group g" + std::to_string(grp.id) + " has no kernel spec (describe_group)");
   for (size_t pos = 0; pos < grp.nodes.size(); ++pos) {
     const int idx = grp.nodes[pos];
     const Node& n = g.nodes()[idx];
@@ -250,43 +247,14 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     BuildContext b(*infers_.back(), ins, outs, out_extents, value_exprs);
     schema.build(b);
     MemberFuncs m;
+    static_cast<MemberSpec&>(m) = grp.kernel.members.at(pos);
     m.stages = b.stages();
-    for (const auto& [role, node] : grp.roles)
-      if (node == idx) m.role = role;
-    m.layout = schema.op_class == OpClass::Injective || schema.op_class == OpClass::Opaque;
-    // Gemm's operands are 2-D by definition, so both ranks >= 2 covers it.
-    m.tiled_matmul = schema.op_class == OpClass::MatMul && types.size() >= 2 && types[0] && types[1] &&
-                     types[0]->shape.size() >= 2 && types[1]->shape.size() >= 2;
-    m.tiled_conv = n.op_type == "Conv";
-    if (n.op_type == "Transpose") {
-      // The output axis that walks the input's innermost (stride-1) axis; when it is not the
-      // output's own innermost axis, the row schedule would gather (see MemberFuncs).
-      const std::vector<int> perm = transpose_perm(*infers_.back());
-      const int rank = static_cast<int>(perm.size());
-      for (int j = 0; j + 1 < rank; ++j)
-        if (perm[j] == rank - 1) m.transpose_dim = rank - 1 - j;
-    }
-    bool moves = m.transpose_dim > 0;  // and layout ops after it keep it moved
-    for (const std::string& in : n.inputs) moves = moves || (m.layout && moved.count(in));
-    if (moves)
-      for (const std::string& o : n.outputs) moved.insert(o);
-    if (m.tiled_matmul) {
-      m.stage_a = !input_index.count(n.inputs[0]);  // computed by a member, not a group input
-      auto a = member_of.find(n.inputs[0]);
-      if (a != member_of.end()) m.a_member = a->second;
-      m.stage_b = n.inputs.size() > 1 && moved.count(n.inputs[1]);
-      if (!anchor.empty()) m.layout_run = static_cast<int>(layout_epilogue_run(g, grp.nodes, pos, anchor));
-      m.b_panel = static_cast<int>(n.attrs.get_int("_b_panel", 0));
-      m.b_constant = n.inputs.size() > 1 && g.value(n.inputs[1]).constant.has_value();
-    }
+    if (m.tiled_matmul) m.b_panel = static_cast<int>(packed_panel_width(n));
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       m.outputs.push_back(b.outputs()[o]);
       auto d = decision_of.find(n.outputs[o]);
       m.decisions.push_back(d != decision_of.end() ? d->second : FuncDecision{});
-      if (!n.outputs[o].empty()) {
-        env[n.outputs[o]] = b.outputs()[o];
-        member_of[n.outputs[o]] = static_cast<int>(members.size());
-      }
+      if (!n.outputs[o].empty()) env[n.outputs[o]] = b.outputs()[o];
     }
     members.push_back(std::move(m));
   }

@@ -81,7 +81,7 @@ Tensor pack_quad_panels(const Tensor& b, int64_t w) {
 
 // The panel width for MatMul `n` packed in precision `q`, or 0 when its B is not packed.
 int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p, Precision q) {
-  if (n.op_type != "MatMul" || n.inputs.size() != 2 || n.attrs.has("_b_panel")) return 0;
+  if (n.op_type != "MatMul" || n.inputs.size() != 2 || packed_panel_width(n) > 0) return 0;
   const Value& a = g.value(n.inputs[0]);
   const Value& b = g.value(n.inputs[1]);
   if (!b.constant || b.constant->dtype() != DType::Float32 || b.constant->rank() != 2) return 0;
@@ -123,10 +123,12 @@ int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precisi
   return packed;
 }
 
+int64_t packed_panel_width(const Node& n) { return n.attrs.get_int("_b_panel", 0); }
+
 DType packed_dot_weights(const Graph& g, const std::vector<int>& nodes) {
   for (int i : nodes) {
     const Node& n = g.nodes()[i];
-    if (n.op_type != "MatMul" || !n.attrs.has("_b_panel") || n.inputs.size() != 2) continue;
+    if (n.op_type != "MatMul" || packed_panel_width(n) == 0 || n.inputs.size() != 2) continue;
     const DType w = g.value(n.inputs[1]).type.dtype;
     if (w == DType::BFloat16 || w == DType::Int8) return w;
   }

@@ -32,6 +32,9 @@ namespace gaf {
 int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision = Precision::Fp32,
                         bool model_int8 = false);
 
+// The panel width pack_matmul_weights gave MatMul `n`'s B (its `_b_panel`), 0 when B is not packed.
+int64_t packed_panel_width(const Node& n);
+
 // The dtype of the dot-product weights (BFloat16 pairs, Int8 quads) a MatMul among `nodes` of `g`
 // reads after packing, whose kernel wants that dot-product instruction; Float32 when none does.
 DType packed_dot_weights(const Graph& g, const std::vector<int>& nodes);

@@ -127,6 +127,27 @@ bool tile_conv(const TensorFunc* anchor, const std::vector<MemberFuncs>& members
   return false;
 }
 
+// A gated MLP (rule gated_mlp: roles Gate and Up) whose gated product is the anchor: both
+// projections' accumulators per tile of it (schedule_gated_tiles). False, nothing scheduled,
+// when either is not a tiled MatMul computed at the anchor or their B are packed differently.
+bool tile_gated(const TensorFunc* anchor, const std::vector<MemberFuncs>& members, const HostScheduleParams& p,
+                Tiles& tiled) {
+  const MemberFuncs* gate = member_with_role(members, MemberRole::Gate);
+  const MemberFuncs* up = member_with_role(members, MemberRole::Up);
+  if (!anchor || !anchor->defined() || !gate || !up || gate->b_panel != up->b_panel) return false;
+  for (const MemberFuncs* m : {gate, up})
+    if (!m->tiled_matmul || !accumulator_of(*m) || m->outputs.empty() || !m->outputs[0].defined() ||
+        m->decisions[0].decision != ComputeDecision::ComputeAt || !same_trailing_dims(anchor->shape, m->outputs[0].shape, 2))
+      return false;
+  if (!schedule_gated_tiles(*anchor, *accumulator_of(*gate), staged_operands(*gate), *accumulator_of(*up),
+                            staged_operands(*up), p, gate->b_panel))
+    return false;
+  tiled.funcs.insert(anchor->func.name());
+  tiled.owners.insert(gate);
+  tiled.owners.insert(up);
+  return true;
+}
+
 Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
                                                       const TensorFunc* anchor,
                                                       const std::vector<MemberFuncs>& members,
@@ -134,6 +155,7 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
   Tiles tiled;
   if (tile_attention(anchor, members, p, tiled)) return tiled;
   if (tile_conv(anchor, members, p, tiled)) return tiled;
+  if (tile_gated(anchor, members, p, tiled)) return tiled;
   std::map<std::string, const TensorFunc*> output_named;
   for (const TensorFunc& t : outputs)
     if (t.defined()) output_named[t.func.name()] = &t;

@@ -150,14 +150,17 @@ struct OutputTiles {
   bool guarded = false;  // the last column tile is guarded (a padded packed B)
 };
 
+// `accumulators` > 1: that many accumulators share each tile (a gated MLP's gate and up): the
+// tile's rows are cut so that they still fit the registers one accumulator's tile was sized for.
 std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
-                                       int b_panel, int layout_run, int block_tiles) {
+                                       int b_panel, int layout_run, int block_tiles, int accumulators = 1) {
   const Var no(out.func.name() + "_no");
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return std::nullopt;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
   MatMulTile t = choose_matmul_tile(M, layout_run > 0 ? layout_run : N, p);
   if (b_panel > 0) t.width = b_panel;  // the packing chose it from the same parameters
+  t.rows = std::max(1, t.rows / accumulators);
   // Through a layout epilogue a tile must lie within one run (else its accumulator would span
   // two MatMul rows) and start at a multiple of the width (the exact split below).
   if (layout_run > 0 && (layout_run % t.width != 0 || N % t.width != 0)) return std::nullopt;
@@ -275,12 +278,13 @@ bool scores_per_key(const Placement& at, const TensorFunc& mm, const Stage& acc,
 
 }  // namespace
 
-bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel,
-                           StagedOperands staged, int layout_run) {
-  std::optional<OutputTiles> o = tile_output(out, acc, p, b_panel, layout_run, 0);
-  if (!o) return false;
+namespace {
+
+// `acc` computed per tile of `o` (or per panel with k blocking), its staged operands at the
+// panels and its converted A at root.
+void accumulate_in_tiles(const OutputTiles& o, const Stage& acc, StagedOperands staged, const HostScheduleParams& p) {
   staged.a = nullptr;  // per panel it would be copied N / width times
-  stage_operands(staged, Placement::at(o->f, o->par), p);
+  stage_operands(staged, Placement::at(o.f, o.par), p);
   for (const Stage* s : staged.a_converted) {  // only a dot-product accumulator has them
     // Converted once for all panels (M x K x 2 bytes: 196 KB at BERT's 128 x 768), vectorised,
     // so the register block loads and broadcasts a ready bf16 pair (int8 quad) per row and k step.
@@ -304,10 +308,28 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   const int64_t* kc = as_const_int(acc.reduction[0].extent());
   int kb = p.matmul.k_block;
   // (Not for bf16 pairs: their k steps are K / 2 and the 2-lane reduction stays per tile.)
-  if (kb > 0 && !o->blocked && !dot_products(acc) && kc && *kc >= 4 * kb)
-    accumulate_per_panel(o->f, o->par, acc, o->t, kb, o->guarded);
+  if (kb > 0 && !o.blocked && !dot_products(acc) && kc && *kc >= 4 * kb)
+    accumulate_per_panel(o.f, o.par, acc, o.t, kb, o.guarded);
   else
-    accumulate_per_tile(Placement::at(o->f, o->mo), acc, o->t, p, o->guarded);
+    accumulate_per_tile(Placement::at(o.f, o.mo), acc, o.t, p, o.guarded);
+}
+
+}  // namespace
+
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel,
+                           StagedOperands staged, int layout_run) {
+  std::optional<OutputTiles> o = tile_output(out, acc, p, b_panel, layout_run, 0);
+  if (!o) return false;
+  accumulate_in_tiles(*o, acc, staged, p);
+  return true;
+}
+
+bool schedule_gated_tiles(const TensorFunc& out, const Stage& gate_acc, StagedOperands gate_staged,
+                          const Stage& up_acc, StagedOperands up_staged, const HostScheduleParams& p, int b_panel) {
+  std::optional<OutputTiles> o = tile_output(out, gate_acc, p, b_panel, 0, 0, 2);
+  if (!o) return false;
+  accumulate_in_tiles(*o, gate_acc, gate_staged, p);
+  accumulate_in_tiles(*o, up_acc, up_staged, p);
   return true;
 }
 

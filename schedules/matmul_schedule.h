@@ -40,6 +40,14 @@ struct StagedOperands {
 bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
                            int b_panel = 0, StagedOperands staged = {}, int layout_run = 0);
 
+// A gated MLP (rule gated_mlp): `out` = act(x W_gate) * (x W_up), ONNX shape [..., M, N], in
+// register tiles as schedule_matmul_tiles, with both accumulators computed per tile (the rows
+// halved so that the two fit the registers one was sized for): neither projection is stored.
+// Both B are packed alike (`b_panel`) or not at all. False, nothing scheduled, when `out` has
+// rank < 2.
+bool schedule_gated_tiles(const TensorFunc& out, const Stage& gate_acc, StagedOperands gate_staged,
+                          const Stage& up_acc, StagedOperands up_staged, const HostScheduleParams& p, int b_panel);
+
 // A MatMul whose output rows are normalised whole (attention's scores and their Softmax): `out`
 // (the group output, ONNX shape [..., M, N] like `mm`, the MatMul's output) is computed in blocks
 // of rows, parallel; each block's `mm` is computed first, in register tiles, so the raw scores

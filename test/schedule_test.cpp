@@ -251,6 +251,41 @@ TEST(MatMulLayerNorm, ProjectionResidualLayerNormAtOddSizes) {
       }
 }
 
+// x[B, M, K]: act(x W_gate) * (x W_up), the gated MLP's first half, as one gated_mlp group whose
+// tiles compute both projections (schedule_gated_tiles).
+TEST(GatedMlp, BothProjectionsPerTileForEveryActivationAtOddSizes) {
+  enum class Act { SiLU, QuickGelu, Relu, Tanh, GeluErf };
+  for (MatMulCase c : {MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 96}, MatMulCase{1, 1, 64, 200},
+                       MatMulCase{1, 32, 96, 256}})
+    for (Act act : {Act::SiLU, Act::QuickGelu, Act::Relu, Act::Tanh, Act::GeluErf}) {
+      SCOPED_TRACE("M" + std::to_string(c.M) + " K" + std::to_string(c.K) + " N" + std::to_string(c.N) + " act " +
+                   std::to_string(static_cast<int>(act)));
+      GraphBuilder b("gated");
+      auto x = b.input("x", DType::Float32, {c.B, c.M, c.K});
+      auto gate = b.matmul(x, b.weight("w_gate", random({c.K, c.N}, 61, 0.2f)));
+      auto up = b.matmul(x, b.weight("w_up", random({c.K, c.N}, 62, 0.2f)));
+      ValueRef a;
+      switch (act) {
+        case Act::SiLU: a = b.mul(gate, b.op1("Sigmoid", {gate})); break;
+        case Act::QuickGelu: a = b.mul(gate, b.op1("Sigmoid", {b.mul(gate, b.scalar(1.702f))})); break;
+        case Act::Relu: a = b.relu(gate); break;
+        case Act::Tanh: a = b.tanh(gate); break;
+        case Act::GeluErf:
+          a = b.mul(b.mul(gate, b.add(b.erf(b.div(gate, b.scalar(1.41421356f))), b.scalar(1.0f))), b.scalar(0.5f));
+          break;
+      }
+      b.output(b.mul(a, up), "out");
+      Graph g = gaf::testing::prepared(b.finish());
+      Graph planned = g;
+      FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
+      ASSERT_EQ(plan.groups.size(), 1u);
+      EXPECT_EQ(plan.groups[0].rule, "gated_mlp");
+      EXPECT_EQ(plan.groups[0].kernel.label, "GatedMLP");
+      EXPECT_GE(plan.groups[0].role_node(MemberRole::Up), 0);
+      expect_schedules_match(std::move(g), {{"x", random({c.B, c.M, c.K}, 63)}}, matmul_tol(c.K), 1);
+    }
+}
+
 TEST(TransposeTiles, InnermostAxisMovedAtOddSizes) {
   // Transposes that move the innermost axis run in 16 x 16 tiles (schedule_transpose): sizes
   // that are not multiples of the tile, smaller than it, and BERT's K^T after its projection.

@@ -21,7 +21,7 @@ std::vector<GuardedGroup> guard_fusion(const Graph& g, const FusionPlan& plan, c
   for (const FusionGroup& grp : plan.groups) {
     if (grp.nodes.size() < 2) continue;
     const GroupTiming& t = prof.groups.at(static_cast<size_t>(grp.id));
-    GuardedGroup r{grp.id, group_label(g, grp), t.fused_ms, t.unfused_ms,
+    GuardedGroup r{grp.id, grp.kernel.label, t.fused_ms, t.unfused_ms,
                    slower.count(g.nodes()[static_cast<size_t>(grp.nodes.front())].name) > 0};
     out.push_back(r);
     if (!done.insert(grp.signature).second) continue;

@@ -15,7 +15,7 @@ RankedGroups rank_groups(const Graph& g, const FusionPlan& plan, const TuneOptio
     const DistinctGroup& d = rg.distinct.at(sig);
     GroupResult r;
     r.signature = sig;
-    r.label = group_label(g, *d.group);
+    r.label = d.group->kernel.label;
     r.groups = d.count;
     auto timer = std::make_unique<GroupTimer>(g, *d.group, opts.seed, repeat);
     set_default(*timer, r);

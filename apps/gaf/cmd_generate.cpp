@@ -80,7 +80,7 @@ void print_profile(Generator& gen, const GenerationTimes& times) {
   std::printf("  the %zu slowest groups (mean ms per step):\n", shown);
   for (size_t i = 0; i < shown; ++i) {
     const FusionGroup& grp = plan.groups[order[i]];
-    std::printf("  g%-4d %-17s %-32s %8.3f ms\n", grp.id, fusion_kind_name(grp.kind), group_label(g, grp).c_str(),
+    std::printf("  g%-4d %-17s %-32s %8.3f ms\n", grp.id, fusion_kind_name(grp.kind), grp.kernel.label.c_str(),
                 p.group_ms[order[i]] / n);
   }
 }

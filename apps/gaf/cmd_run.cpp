@@ -222,7 +222,7 @@ int run(const RunArgs& a) {
       std::printf("profile (median of %d run(s)): group, kind, label, ms, predicted bytes saved\n", a.repeat);
       for (const FusionGroup& grp : plan.groups)
         std::printf("  g%-4d %-17s %-16s %9.3f ms %10.2f MB%s\n", grp.id, fusion_kind_name(grp.kind),
-                    group_label(fused_graph, grp).c_str(), group_ms[grp.id], grp.bytes_saved() / 1e6,
+                    grp.kernel.label.c_str(), group_ms[grp.id], grp.bytes_saved() / 1e6,
                     fused.tuned()[grp.id] ? "  (tuned)" : "");
     }
     if (a.compare && engine->fusion_enabled()) {

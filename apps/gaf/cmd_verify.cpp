@@ -103,7 +103,7 @@ int verify(const VerifyArgs& a) {
   int above = 0;
   for (const GroupCheck& c : checks) {
     const FusionGroup& grp = plan.groups[c.group];
-    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), group_label(g, grp), grp.nodes.size(), c.error, lowp);
+    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), grp.kernel.label, grp.nodes.size(), c.error, lowp);
     above += !c.error.ok();
   }
   // End to end: errors of all groups together, and the planner's rewrites, against the model as loaded.

@@ -36,7 +36,7 @@ std::map<std::string, KindSaving> savings(const Graph& g, const FusionPlan& plan
   for (const FusionGroup& grp : plan.groups) {
     if (grp.nodes.size() < 2) continue;
     const NpuGroupModel& gm = m.groups.at(grp.id);
-    KindSaving& k = by[group_label(g, grp)];
+    KindSaving& k = by[grp.kernel.label];
     ++k.count;
     k.saved_us += gm.saved_us();
     k.saved_bytes += static_cast<double>(gm.unfused.gm_read_bytes + gm.unfused.gm_write_bytes -
@@ -138,7 +138,7 @@ nlohmann::json npu_report_json(const Graph& g, const FusionPlan& plan, const Npu
   for (const FusionGroup& grp : plan.groups) {
     const NpuGroupModel& gm = m.groups.at(grp.id);
     groups.push_back({{"id", grp.id},
-                      {"label", group_label(g, grp)},
+                      {"label", grp.kernel.label},
                       {"ops", grp.nodes.size()},
                       {"tiles", gm.tiles},
                       {"fused", counts_json(gm.fused, npu_modeled_time(gm.fused, m.target))},

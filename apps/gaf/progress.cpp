@@ -39,7 +39,7 @@ void Progress::update(size_t done, const std::string& what) {
 
 std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar, const Graph& g) {
   return [&bar, &g](size_t done, const FusionGroup& grp) {
-    bar.update(done, "g" + std::to_string(grp.id) + " " + group_label(g, grp));
+    bar.update(done, "g" + std::to_string(grp.id) + " " + grp.kernel.label);
   };
 }
 

@@ -13,7 +13,9 @@ class CustomRule : public PatternRule {
   // matched nodes, so generic grouping must not grow the group afterwards.
   CustomRule(std::string name, Pattern p, bool has_generate = false)
       : PatternRule(std::move(name), FusionKind::Custom, rule_priority::kUser, std::move(p)),
-        has_generate_(has_generate) {}
+        has_generate_(has_generate) {
+    set_kernel_label(this->name());  // reports name a custom group by its rule
+  }
   bool sealed() const override { return has_generate_; }
 
  private:

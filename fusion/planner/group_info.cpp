@@ -183,6 +183,7 @@ void describe_group(const GraphView& v, FusionGroup& fg) {
 
   fg.decisions = member_decisions(v, fg.nodes, fg.outputs);
   fg.signature = signature_of(v, fg);
+  fg.kernel = describe_kernel(v, fg);
 }
 
 }  // namespace gaf

@@ -29,7 +29,12 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
 // group: Halide allocates them inside the pipeline for the whole run of the group.
 int64_t internal_root_bytes(const GraphView& v, std::vector<int> nodes);
 
-// Requires fg.nodes (topological); fills inputs, outputs, decisions, bytes, signature.
+// Requires fg.nodes (topological); fills inputs, outputs, decisions, bytes, signature and the
+// kernel spec.
 void describe_group(const GraphView& v, FusionGroup& fg);
+
+// The kernel spec of a group whose nodes, roles, inputs and outputs are set (kernel_spec.cpp);
+// its label is fg.kernel.label when the rule gave one.
+KernelSpec describe_kernel(const GraphView& v, const FusionGroup& fg);
 
 }  // namespace gaf

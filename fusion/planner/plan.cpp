@@ -51,6 +51,8 @@ const char* member_role_name(MemberRole r) {
     case MemberRole::Scores: return "scores";
     case MemberRole::Probabilities: return "probabilities";
     case MemberRole::Context: return "context";
+    case MemberRole::Gate: return "gate";
+    case MemberRole::Up: return "up";
   }
   return "?";
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "fusion/planner/kernel_spec.h"
+
 namespace gaf {
 
 // The five fusion kinds of graph-autofusion, plus "single" for a node left on its own.
@@ -27,11 +29,6 @@ struct FuncDecision {
   std::string reason;     // one short sentence
 };
 
-// What a member node is in the pattern its group's rule matched, so that schedules read the
-// structure the rule found instead of re-deriving it (attention: scores, probabilities, context).
-enum class MemberRole { Scores, Probabilities, Context };
-const char* member_role_name(MemberRole r);  // "scores", "probabilities", "context"
-
 struct FusionGroup {
   int id = -1;
   FusionKind kind = FusionKind::Single;
@@ -45,6 +42,7 @@ struct FusionGroup {
   int64_t bytes_unfused = 0;           // traffic if every member ran alone
   int64_t bytes_fused = 0;             // traffic of the group run as one pipeline
   std::string signature;               // kernel de-dup and schedule database key
+  KernelSpec kernel;                   // what its kernel is (kernel_spec.h), from describe_group
   int64_t bytes_saved() const { return bytes_unfused - bytes_fused; }
   int launches_saved() const { return static_cast<int>(nodes.size()) - 1; }
   // The rule as reports show it: "attention", or "attention+generic" when grown.

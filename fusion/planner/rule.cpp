@@ -31,6 +31,7 @@ RuleRegistry RuleRegistry::builtin() {
   r.add(make_attention_rule());
   r.add(make_attention_scores_rule());
   r.add(make_matmul_layernorm_rule());
+  r.add(make_gated_mlp_rule());
   r.add(make_comm_compute_rule());
   r.add(make_elementwise_chain_rule());
   return r;

@@ -41,6 +41,10 @@ class FusionRule {
   virtual std::vector<RuleMatch> find(const GraphView& g,
                                       const std::function<bool(int)>& available) const = 0;
   virtual std::string describe() const { return name_; }
+  // What reports call the kernels of this rule's groups ("Attention", "LayerNorm"); empty: a
+  // label made from the group's ops (KernelSpec::label).
+  const std::string& kernel_label() const { return kernel_label_; }
+  void set_kernel_label(std::string label) { kernel_label_ = std::move(label); }
   // Groups this rule forms are final: generic grouping does not merge anything into them.
   virtual bool sealed() const { return false; }
   // A graph rewrite run before any grouping, by plan_fusion_rewriting, for every enabled rule in
@@ -57,6 +61,7 @@ class FusionRule {
   std::string name_;
   FusionKind kind_;
   int priority_;
+  std::string kernel_label_;
 };
 
 // A rule given by a pattern: every match becomes a candidate group.

@@ -12,6 +12,7 @@ std::shared_ptr<const FusionRule> make_matmul_epilogue_rule();       // rules_ma
 std::shared_ptr<const FusionRule> make_attention_scores_rule();      // rules_matmul_epilogue.cpp
 std::shared_ptr<const FusionRule> make_attention_rule();             // rules_matmul_epilogue.cpp
 std::shared_ptr<const FusionRule> make_matmul_layernorm_rule();      // rules_matmul_epilogue.cpp
+std::shared_ptr<const FusionRule> make_gated_mlp_rule();             // rules_gated_mlp.cpp
 std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule();  // rules_normalization.cpp
 std::shared_ptr<const FusionRule> make_layernorm_moments_rule();
 std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule();

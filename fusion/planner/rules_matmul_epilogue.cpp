@@ -61,8 +61,9 @@ std::shared_ptr<const FusionRule> make_attention_rule() {
   pv.as(MemberRole::Context);
   Pattern p = (mm >> scale >> mask >> softmax >> pv) | (mm >> scale >> softmax >> pv) |
               (mm >> mask >> softmax >> pv) | (mm >> softmax >> pv);
-  return std::make_shared<PatternRule>("attention", FusionKind::MatMulEpilogue,
-                                       rule_priority::kNormalization + 60, p);
+  auto rule = std::make_shared<PatternRule>("attention", FusionKind::MatMulEpilogue, rule_priority::kNormalization + 60, p);
+  rule->set_kernel_label("Attention");
+  return rule;
 }
 
 std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() {
@@ -81,8 +82,10 @@ std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() {
   Pattern p = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) |
               (mm >> bias >> residual >> layernorm_op) | (mm >> residual >> patterns::layernorm_decomposed(2)) |
               (mm >> residual >> layernorm_op);
-  return std::make_shared<PatternRule>("matmul_layernorm", FusionKind::MatMulEpilogue,
-                                       rule_priority::kNormalization + 50, p);
+  auto rule =
+      std::make_shared<PatternRule>("matmul_layernorm", FusionKind::MatMulEpilogue, rule_priority::kNormalization + 50, p);
+  rule->set_kernel_label("MatMul+LayerNorm");
+  return rule;
 }
 
 }  // namespace gaf

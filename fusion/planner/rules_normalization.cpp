@@ -47,8 +47,10 @@ Pattern layernorm_decomposed(int first) {
 }  // namespace patterns
 
 std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule() {
-  return std::make_shared<PatternRule>("layernorm_decomposed", FusionKind::Normalization,
-                                       rule_priority::kNormalization, layernorm_decomposed(0));
+  auto rule = std::make_shared<PatternRule>("layernorm_decomposed", FusionKind::Normalization,
+                                            rule_priority::kNormalization, layernorm_decomposed(0));
+  rule->set_kernel_label("LayerNorm");
+  return rule;
 }
 
 std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule() {
@@ -56,8 +58,10 @@ std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule() {
   Pattern core = square(0) >> Pattern("ReduceMean") >> Pattern("Add").with_const() >>
                  Pattern("Sqrt") >> scale_by_inverse_std(reads_input_of_step(0, 0));
   Pattern gamma = Pattern("Mul").with_const();
-  return std::make_shared<PatternRule>("rmsnorm_decomposed", FusionKind::Normalization,
-                                       rule_priority::kNormalization, (core >> gamma) | core);
+  auto rule = std::make_shared<PatternRule>("rmsnorm_decomposed", FusionKind::Normalization,
+                                            rule_priority::kNormalization, (core >> gamma) | core);
+  rule->set_kernel_label("RMSNorm");
+  return rule;
 }
 
 std::shared_ptr<const FusionRule> make_softmax_decomposed_rule() {
@@ -79,7 +83,9 @@ namespace {
 class MomentsLayerNormRule : public FusionRule {
  public:
   MomentsLayerNormRule()
-      : FusionRule("layernorm_moments", FusionKind::Normalization, rule_priority::kNormalization) {}
+      : FusionRule("layernorm_moments", FusionKind::Normalization, rule_priority::kNormalization) {
+    set_kernel_label("LayerNorm");
+  }
 
   std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const override {
     std::vector<RuleMatch> out;

@@ -48,7 +48,7 @@ std::string fusion_plan_dot(const Graph& g, const FusionPlan& plan, const DotOpt
     if (rb.folded(grp.id)) continue;
     bool cluster = grp.nodes.size() >= 2;
     if (cluster)
-      os << "  subgraph cluster_g" << grp.id << " {\n    label=\"g" << grp.id << " " << esc(group_label(g, grp))
+      os << "  subgraph cluster_g" << grp.id << " {\n    label=\"g" << grp.id << " " << esc(grp.kernel.label)
          << " (" << fusion_kind_name(grp.kind) << ")\"; href=\"#g" << grp.id << "\"; style=filled; fillcolor=\""
          << fusion_kind_colour(grp.kind) << "\";\n";
     for (int n : grp.nodes)

@@ -53,7 +53,7 @@ int replacement_of(const Graph& planned, const FusionPlan& plan, const std::stri
 }
 
 void describe_group(std::ostream& os, const Graph& g, const FusionGroup& grp, const Node& node) {
-  os << "fused: group g" << grp.id << " " << group_label(g, grp) << " (kind " << fusion_kind_name(grp.kind)
+  os << "fused: group g" << grp.id << " " << grp.kernel.label << " (kind " << fusion_kind_name(grp.kind)
      << ", rule " << grp.rule_label() << "), " << grp.nodes.size() << " ops in one kernel:\n";
   for (int n : grp.nodes)
     os << "  " << (g.nodes()[n].name == node.name ? "* " : "  ") << g.nodes()[n].op_type << "  " << g.nodes()[n].name << "\n";

@@ -153,7 +153,7 @@ class Writer {
       const FusionGroup& grp = plan_.groups[i];
       os_ << "<tr id=\"g" << grp.id << "\"><td>g" << grp.id << "</td><td class=\"kind\"><span class=\"swatch\" style=\"background:"
           << fusion_kind_colour(grp.kind) << "\"></span>" << fusion_kind_name(grp.kind) << "</td><td>"
-          << esc(grp.rule.empty() ? "-" : grp.rule_label()) << "</td><td>" << esc(group_label(g_, grp))
+          << esc(grp.rule.empty() ? "-" : grp.rule_label()) << "</td><td>" << esc(grp.kernel.label)
           << "</td><td class=\"num\">" << grp.nodes.size() << "</td><td>";
       std::string nodes;
       for (int nd : grp.nodes) {

@@ -18,71 +18,7 @@ std::string mb(int64_t bytes) {
   return buf;
 }
 
-bool has_op(const Graph& g, const FusionGroup& grp, std::initializer_list<const char*> ops) {
-  for (int n : grp.nodes)
-    for (const char* op : ops)
-      if (g.nodes()[n].op_type == op) return true;
-  return false;
-}
-
-// A Conv with the work fused after it, e.g. "Conv+Add+Relu" (a residual block's end): the
-// compute ops in group order, each once; layout ops (a patch embedding's flatten) are not named.
-std::string conv_label(const Graph& g, const FusionGroup& grp) {
-  static const std::set<std::string> layout = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Concat",
-                                               "Slice", "Gather", "Expand", "Identity", "Split"};
-  std::string s = "Conv";
-  std::set<std::string> named = {"Conv"};
-  for (int n : grp.nodes) {
-    const std::string& op = g.nodes()[n].op_type;
-    if (!layout.count(op) && named.insert(op).second) s += "+" + op;
-  }
-  return s;
-}
-
-// The MatMuls a horizontal group replaced: the Slices reading its bias Add (horizontal.h),
-// wherever they were grouped.
-size_t horizontal_branches(const Graph& g, const FusionGroup& grp) {
-  size_t n = 0;
-  for (int i : grp.nodes) {
-    if (g.nodes()[i].op_type != "Add") continue;
-    for (const Node& node : g.nodes())
-      if (node.op_type == "Slice" && !node.inputs.empty() && node.inputs[0] == g.nodes()[i].outputs[0]) ++n;
-  }
-  return std::max<size_t>(n, 1);
-}
-
 }  // namespace
-
-std::string group_label(const Graph& g, const FusionGroup& grp) {
-  const Node& first = g.nodes()[grp.nodes.front()];
-  if (grp.kind == FusionKind::HorizontalMatMul) return "MatMul x" + std::to_string(horizontal_branches(g, grp)) + " (horizontal)";
-  if (grp.kind == FusionKind::MatMulEpilogue) {
-    if (grp.rule == "attention") return "Attention";
-    std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
-    if (has_op(g, grp, {"Softmax"})) s += "+Softmax";
-    else if (grp.rule == "matmul_layernorm") s += "+LayerNorm";
-    else if (has_op(g, grp, {"Gelu", "Erf"})) s += "+GELU";
-    else if (has_op(g, grp, {"Relu"})) s += "+ReLU";
-    // GELU's tanh form multiplies around its Tanh (0.5 x (1 + tanh(c (x + 0.044715 x^3)))); a
-    // Tanh alone is a pooler's or an RNN's activation.
-    else if (has_op(g, grp, {"Tanh"})) s += has_op(g, grp, {"Pow", "Mul"}) ? "+GELU(tanh)" : "+Tanh";
-    else if (has_op(g, grp, {"Sigmoid"})) s += "+Sigmoid";
-    else if (has_op(g, grp, {"Add", "Mul", "Div"})) s += "+epilogue";
-    return s;
-  }
-  if (grp.kind == FusionKind::Normalization) {
-    if (grp.rule.rfind("layernorm", 0) == 0 || has_op(g, grp, {"LayerNormalization"})) return "LayerNorm";
-    if (grp.rule.rfind("rmsnorm", 0) == 0) return "RMSNorm";
-    if (has_op(g, grp, {"BatchNormalization"})) return "BatchNorm";
-    if (has_op(g, grp, {"LogSoftmax", "Log"})) return "LogSoftmax";
-    if (has_op(g, grp, {"Softmax", "Exp"})) return "Softmax";
-    return "reduction";
-  }
-  if (grp.kind == FusionKind::Elementwise) return has_op(g, grp, {"Conv"}) ? conv_label(g, grp) : "elementwise";
-  if (grp.kind == FusionKind::Custom) return grp.rule;
-  if (grp.kind == FusionKind::Single) return first.op_type;
-  return fusion_kind_name(grp.kind);
-}
 
 // With dynamic dims, sizes and savings are those at the representative point.
 static std::string at_upper_bounds(const Graph& g) {
@@ -97,7 +33,7 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan, const TextD
   int applied = 0, total = 0;
   for (const FusionGroup& grp : plan.groups) {
     if (grp.nodes.size() < 2) continue;
-    ++detected[group_label(g, grp)];
+    ++detected[grp.kernel.label];
     ++applied;
     ++total;
   }
@@ -166,7 +102,7 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const Tex
     }
     std::snprintf(line, sizeof line, "  g%-4d %-17s %-26s %-16s %5zu %12s  %s\n", grp.id,
                   fusion_kind_name(grp.kind), grp.rule.empty() ? "-" : grp.rule_label().c_str(),
-                  group_label(g, grp).c_str(), grp.nodes.size(), mb(grp.bytes_saved()).c_str(),
+                  grp.kernel.label.c_str(), grp.nodes.size(), mb(grp.bytes_saved()).c_str(),
                   members.c_str());
     os << line;
   }
@@ -227,7 +163,7 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const Pl
     gj["kind"] = fusion_kind_name(grp.kind);
     gj["rule"] = grp.rule;
     gj["grown"] = grp.grown;
-    gj["label"] = group_label(g, grp);
+    gj["label"] = grp.kernel.label;
     gj["nodes"] = json::array();
     gj["ops"] = json::array();
     gj["source_nodes"] = json::array();

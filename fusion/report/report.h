@@ -43,7 +43,4 @@ struct KindTotal {
 };
 std::map<std::string, KindTotal> fusion_totals(const FusionPlan& plan, const PlanProfile* profile = nullptr);
 
-// A short human label for a group: "MatMul+GELU", "LayerNorm", "Softmax", "elementwise x3".
-std::string group_label(const Graph& g, const FusionGroup& grp);
-
 }  // namespace gaf
