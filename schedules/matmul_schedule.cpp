@@ -150,17 +150,14 @@ struct OutputTiles {
   bool guarded = false;  // the last column tile is guarded (a padded packed B)
 };
 
-// `accumulators` > 1: that many accumulators share each tile (a gated MLP's gate and up): the
-// tile's rows are cut so that they still fit the registers one accumulator's tile was sized for.
 std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
-                                       int b_panel, int layout_run, int block_tiles, int accumulators = 1) {
+                                       int b_panel, int layout_run, int block_tiles) {
   const Var no(out.func.name() + "_no");
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return std::nullopt;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
   MatMulTile t = choose_matmul_tile(M, layout_run > 0 ? layout_run : N, p);
   if (b_panel > 0) t.width = b_panel;  // the packing chose it from the same parameters
-  t.rows = std::max(1, t.rows / accumulators);
   // Through a layout epilogue a tile must lie within one run (else its accumulator would span
   // two MatMul rows) and start at a multiple of the width (the exact split below).
   if (layout_run > 0 && (layout_run % t.width != 0 || N % t.width != 0)) return std::nullopt;
@@ -281,8 +278,11 @@ bool scores_per_key(const Placement& at, const TensorFunc& mm, const Stage& acc,
 namespace {
 
 // `acc` computed per tile of `o` (or per panel with k blocking), its staged operands at the
-// panels and its converted A at root.
-void accumulate_in_tiles(const OutputTiles& o, const Stage& acc, StagedOperands staged, const HostScheduleParams& p) {
+// panels and its converted A at root. `whole_panel`: a float accumulator is computed for the
+// whole panel at once, k blocked only where K is long (a gated MLP's two accumulators: one
+// panel's B at a time in cache, not both).
+void accumulate_in_tiles(const OutputTiles& o, const Stage& acc, StagedOperands staged, const HostScheduleParams& p,
+                         bool whole_panel = false) {
   staged.a = nullptr;  // per panel it would be copied N / width times
   stage_operands(staged, Placement::at(o.f, o.par), p);
   for (const Stage* s : staged.a_converted) {  // only a dot-product accumulator has them
@@ -310,6 +310,8 @@ void accumulate_in_tiles(const OutputTiles& o, const Stage& acc, StagedOperands 
   // (Not for bf16 pairs: their k steps are K / 2 and the 2-lane reduction stays per tile.)
   if (kb > 0 && !o.blocked && !dot_products(acc) && kc && *kc >= 4 * kb)
     accumulate_per_panel(o.f, o.par, acc, o.t, kb, o.guarded);
+  else if (whole_panel && !dot_products(acc) && kc)
+    accumulate_per_panel(o.f, o.par, acc, o.t, kb > 0 && *kc >= 4 * kb ? kb : static_cast<int>(*kc), o.guarded);
   else
     accumulate_per_tile(Placement::at(o.f, o.mo), acc, o.t, p, o.guarded);
 }
@@ -326,10 +328,10 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
 
 bool schedule_gated_tiles(const TensorFunc& out, const Stage& gate_acc, StagedOperands gate_staged,
                           const Stage& up_acc, StagedOperands up_staged, const HostScheduleParams& p, int b_panel) {
-  std::optional<OutputTiles> o = tile_output(out, gate_acc, p, b_panel, 0, 0, 2);
+  std::optional<OutputTiles> o = tile_output(out, gate_acc, p, b_panel, 0, 0);
   if (!o) return false;
-  accumulate_in_tiles(*o, gate_acc, gate_staged, p);
-  accumulate_in_tiles(*o, up_acc, up_staged, p);
+  accumulate_in_tiles(*o, gate_acc, gate_staged, p, true);
+  accumulate_in_tiles(*o, up_acc, up_staged, p, true);
   return true;
 }
 
