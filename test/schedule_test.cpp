@@ -286,6 +286,30 @@ TEST(GatedMlp, BothProjectionsPerTileForEveryActivationAtOddSizes) {
     }
 }
 
+// A Conv with layout ops after it in its group (ViT's patch embedding: Conv, flatten, transpose
+// to tokens): the Conv is computed at root inside the group, in its own direct-conv tiles.
+TEST(ConvTiles, PatchEmbeddingWithLayoutEpilogueAtOddSizes) {
+  struct Case {
+    int64_t C, O, H, W, patch;
+  };
+  for (Case c : {Case{3, 24, 20, 28, 4}, Case{3, 40, 35, 21, 7}, Case{5, 16, 16, 16, 16}}) {
+    SCOPED_TRACE("C" + std::to_string(c.C) + " O" + std::to_string(c.O) + " " + std::to_string(c.H) + "x" +
+                 std::to_string(c.W) + " patch " + std::to_string(c.patch));
+    GraphBuilder b("patches");
+    auto x = b.input("x", DType::Float32, {1, c.C, c.H, c.W});
+    Attributes at;
+    at.set("kernel_shape", std::vector<int64_t>{c.patch, c.patch});
+    at.set("strides", std::vector<int64_t>{c.patch, c.patch});
+    auto y = b.op1("Conv", {x, b.weight("w", random({c.O, c.C, c.patch, c.patch}, 71, 0.3f)), b.weight("b", random({c.O}, 72))}, at);
+    b.output(b.transpose(b.reshape(y, {0, 0, -1}), {0, 2, 1}), "tokens");
+    Graph g = gaf::testing::prepared(b.finish());
+    Graph planned = g;
+    FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
+    ASSERT_EQ(plan.groups.size(), 1u);
+    expect_schedules_match(std::move(g), {{"x", random({1, c.C, c.H, c.W}, 73)}}, matmul_tol(c.C * c.patch * c.patch), 1);
+  }
+}
+
 TEST(TransposeTiles, InnermostAxisMovedAtOddSizes) {
   // Transposes that move the innermost axis run in 16 x 16 tiles (schedule_transpose): sizes
   // that are not multiples of the tile, smaller than it, and BERT's K^T after its projection.
