@@ -139,6 +139,38 @@ TEST(Passes, FoldsConstantSubgraphsAndRemovesDeadNodes) {
   EXPECT_EQ(out.at("y").data<float>()[5], 15.0f);
 }
 
+// A Cast to the dtype its input has is bypassed and dropped (T5 casts to float before its Softmax
+// and norms), also a Cast of such a Cast; a Cast that changes the dtype, and a no-op Cast that is a
+// graph output, stay.
+TEST(Passes, CanonicalizeBypassesCastsToTheSameDtype) {
+  GraphBuilder b("casts");
+  auto x = b.input("x", DType::Float32, {2, 3});
+  Attributes to_float, to_int;
+  to_float.set("to", int64_t{1});
+  to_int.set("to", int64_t{7});
+  auto twice = b.op1("Cast", {b.op1("Cast", {x}, to_float)}, to_float);
+  b.output(b.softmax(twice), "y");
+  b.output(b.op1("Cast", {x}, to_int), "ids");
+  b.output(b.op1("Cast", {x}, to_float), "same");
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  PassStats s = prepare_graph(g, {}, eval);
+  EXPECT_EQ(s.canonicalized_nodes, 2);
+  int casts = 0;
+  for (const Node& n : g.nodes()) {
+    casts += n.op_type == "Cast";
+    if (n.op_type == "Softmax") EXPECT_EQ(n.inputs, (std::vector<std::string>{x.name}));
+  }
+  EXPECT_EQ(casts, 2);  // to int64, and the graph output "same"
+  Tensor in(DType::Float32, {2, 3});
+  for (int i = 0; i < 6; ++i) in.data<float>()[i] = static_cast<float>(i);
+  TensorMap out = ex.run(g, {{"x", in}});
+  EXPECT_EQ(out.at("same").data<float>()[4], 4.0f);
+  EXPECT_EQ(out.at("ids").data<int64_t>()[5], 5);
+}
+
 // Pow(x, 2) with a constant exponent becomes x * x (same name, same result); a Pow whose
 // exponent is a graph input or another constant stays.
 TEST(Passes, CanonicalizeSquaresWrittenAsPow) {

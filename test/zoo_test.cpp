@@ -1,6 +1,6 @@
 // The model zoo beyond BERT: each architecture of test/models/export_*.py (GPT-2-style decoder,
-// Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's,
-// ResNet-style and MobileNetV2-style CNNs) is
+// Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's, a
+// T5-style encoder, ResNet-style and MobileNetV2-style CNNs) is
 // exported by Debian's python3-torch at opsets 14 and 17 with seeded random weights, loaded through
 // the Engine and run with fusion on and off. Each must reproduce PyTorch's output within a
 // relative L2 error of 1e-5 (||ours - torch||_2 <= 1e-5 ||torch||_2, fp32), and its fused plan is
@@ -33,7 +33,7 @@ constexpr double kMaxRelativeL2 = 1e-5;
 const std::map<std::string, std::vector<int>> kOpsets{
     {"gpt2", {14, 17}}, {"llama", {17}}, {"vit", {14, 17}}, {"encoder_qscale", {14, 17}},
     // CNNs: torch folds their eval-mode BatchNorms into the Convs at either opset; 17 only.
-    {"resnet", {17}}, {"mobilenet", {17}}};
+    {"resnet", {17}}, {"mobilenet", {17}}, {"t5", {17}}};
 
 bool torch_available() {
   static const bool ok =
@@ -205,6 +205,21 @@ void expect_plan(const ZooCase& c, Engine& e) {
     EXPECT_EQ(&group_of(p, "/layers.0/mlp/gate_proj/MatMul"), &mlp);
     EXPECT_EQ(&group_of(p, "/layers.0/mlp/up_proj/MatMul"), &mlp);
     EXPECT_EQ(mlp.kernel.label, "GatedMLP");
+  } else if (c.model == "t5") {
+    // 9 kernels per layer: RMSNorm (its float Cast bypassed); Q's, K's and V's bias-free
+    // projections (K^T's Reshape/Transpose as attention's prologue); attention whole with no scale,
+    // the position bias (folded at load: one constant every layer reads) and the Softmax's float
+    // Cast bypassed; o + residual; RMSNorm; the gated tanh-GELU MLP (its x^3 spelled x * (x * x));
+    // wo + residual. 19 kernels with the final RMSNorm.
+    const std::vector<std::string> layer = {
+        "normalization/rmsnorm_decomposed", "matmul_epilogue/generic", "single/-", "matmul_epilogue/generic",
+        "matmul_epilogue/attention+generic", "matmul_epilogue/generic", "normalization/rmsnorm_decomposed",
+        "matmul_epilogue/gated_mlp", "matmul_epilogue/generic"};
+    expect_layer(p, "/layers.0/", layer);
+    expect_layer(p, "/layers.1/", layer);
+    EXPECT_EQ(p.plan->groups.size(), 19u);
+    EXPECT_EQ(group_of(p, "/layers.0/attn/Add").rule, "attention");  // the position bias
+    EXPECT_EQ(group_of(p, "/layers.1/mlp/Tanh").rule, "gated_mlp");
   } else if (c.model == "vit") {
     // 7 kernels per block: LN, qkv + bias, attention whole (qkv's Reshape/Transpose and the
     // three one-entry Gathers q, k, v = qkv[0..2] as its layout prologues; the scale as Mul, no

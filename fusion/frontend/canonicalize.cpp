@@ -1,6 +1,8 @@
 #include "fusion/frontend/canonicalize.h"
 
+#include <map>
 #include <optional>
+#include <set>
 
 namespace gaf {
 
@@ -40,10 +42,30 @@ std::optional<Node> unit_div_as_reciprocal(const Graph& g, const Node& n) {
   return Node{n.name, "Reciprocal", {}, {y}, n.outputs};
 }
 
+// Consumers of a Cast to the dtype its input already has read the input instead (the Cast is then
+// dead): T5's `softmax(scores.float())` and its RMS norm of `x.to(float32)` put such a Cast
+// between the ops a rule matches. A Cast that is a graph output stays. Returns how many.
+int bypass_noop_casts(Graph& g) {
+  std::map<std::string, std::string> source;  // a no-op Cast's output -> its input
+  std::set<std::string> outputs(g.outputs().begin(), g.outputs().end());
+  const Graph& cg = g;
+  for (const Node& n : cg.nodes()) {
+    if (n.op_type != "Cast" || n.inputs.size() != 1 || n.outputs.size() != 1 || outputs.count(n.outputs[0])) continue;
+    const std::optional<DType> to = dtype_of_onnx(static_cast<int>(n.attrs.get_int("to", -1)));
+    if (!to || !cg.has_value(n.inputs[0]) || cg.value(n.inputs[0]).type.dtype != *to) continue;
+    source[n.outputs[0]] = n.inputs[0];
+  }
+  if (source.empty()) return 0;
+  for (Node& n : g.nodes())
+    for (std::string& in : n.inputs)
+      for (auto s = source.find(in); s != source.end(); s = source.find(in)) in = s->second;  // Cast of a Cast
+  return static_cast<int>(source.size());
+}
+
 }  // namespace
 
 int canonicalize(Graph& g) {
-  int rewritten = 0;
+  int rewritten = bypass_noop_casts(g);
   const Graph& cg = g;  // reads through the const view keep the node-name index valid
   for (size_t i = 0; i < cg.nodes().size(); ++i) {
     const Node& n = cg.nodes()[i];

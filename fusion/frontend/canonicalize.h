@@ -2,7 +2,8 @@
 // spelling whatever the exporter wrote. Today: Pow(x, 2) with a constant exponent becomes
 // Mul(x, x) — a general pow per element costs a log and an exp, and LayerNorm's variance is
 // written with it (PyTorch's decomposed LayerNorm, the built-in BERT); Div(1, y) becomes
-// Reciprocal(y) (torch.rsqrt's export, RMSNorm).
+// Reciprocal(y) (torch.rsqrt's export, RMSNorm); a Cast to the dtype its input has is bypassed
+// (its consumers read the input; dead-node removal then drops it).
 #pragma once
 
 #include "fusion/ir/graph.h"

@@ -200,6 +200,7 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_di
   s.folded_nodes -= unfold_symbolic_data_reads(g);
   s.removed_nodes = remove_dead_nodes(g);
   s.canonicalized_nodes = canonicalize(g);
+  s.removed_nodes += remove_dead_nodes(g);  // the Casts canonicalize bypassed
   if (const int q = rewrite_dequantized_matmuls(g)) {  // their quantize/integer nodes go unused
     s.canonicalized_nodes += q;
     s.removed_nodes += remove_dead_nodes(g);

@@ -54,7 +54,9 @@ Pattern gelu_erf_decomposed(int s) {
 }
 
 Pattern gelu_tanh_decomposed(int s) {
-  Pattern cube = Pattern("Pow").with_const(3.0);
+  // x^3 as Pow(x, 3), or as x * (x * x) (torch's gelu(approximate="tanh") exports it so).
+  Pattern cube = Pattern("Pow").with_const(3.0) |
+                 (Pattern("Mul").where(squares()) >> Pattern("Mul").where(reads_input_of_step(s, 0)));
   Pattern core = cube >> Pattern("Mul").with_const(0.044715) >>
                  Pattern("Add").where(reads_input_of_step(s, 0)) >>
                  Pattern("Mul").with_const(std::sqrt(2.0 / M_PI), 1e-3) >> Pattern("Tanh") >>

@@ -19,7 +19,7 @@ Pattern::Predicate same_reduction_as(int step);
 // with the 0.5 applied first. `first_step` is the chain index of the Div inside the caller's
 // pattern (the predicates refer to it).
 Pattern gelu_erf_decomposed(int first_step);
-// GELU, tanh form: Pow(x, 3) >> Mul(0.044715) >> Add(x, .) >> Mul(sqrt(2/pi)) >> Tanh >>
+// GELU, tanh form: Pow(x, 3) (or Mul(x, x) >> Mul(x, .)) >> Mul(0.044715) >> Add(x, .) >> Mul(sqrt(2/pi)) >> Tanh >>
 // Add(1) >> Mul(x or 0.5x, .) [>> Mul(0.5)].
 Pattern gelu_tanh_decomposed(int first_step);
 // LayerNorm as PyTorch exports it (ReduceMean, Sub, Pow|Mul, ReduceMean, Add eps, Sqrt,
