@@ -52,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(Opsets, TorchExport, ::testing::Values(14, 17));
 // PyTorch on every output (same tolerance), and the plan has the groups the issue asks for at
 // every batch: one attention group per layer whatever the masks (the batched attention's row
 // blocks stay within their (batch, head)), the embeddings with their LayerNorm as one group, the
-// mask bias once per forward, the pooler's [CLS] Gather + Gemm + Tanh as one.
+// mask bias once per forward, the pooler's [CLS] Gather + Linear (its Gemm read as MatMul + Add) + Tanh as one.
 namespace {
 
 struct WholeModel {
@@ -77,7 +77,7 @@ TEST(TorchExportBatches, WholeModelsFusedAndUnfusedReproducePyTorch) {
       // Hugging Face BertModel's spelling: token types, a finfo.min mask bias, the pooler.
       {"export_bert.py", "17 --seq 32 --full", true, {"input_ids", "attention_mask", "token_type_ids"},
        {{"last_hidden_state", "expected"}, {"pooler_output", "expected_pooler"}},
-       {"Detected 2 Attention fusion opportunities", "Detected 1 Gemm+Tanh fusion opportunity",
+       {"Detected 2 Attention fusion opportunities", "Detected 1 MatMul+Tanh fusion opportunity",
         // word + token type + position embeddings, their adds and the LayerNorm
         "normalization     elementwise_chain+generic  LayerNorm            5",
         // the mask bias: (1 - mask) * min once, read by both layers

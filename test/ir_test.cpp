@@ -139,6 +139,41 @@ TEST(Passes, FoldsConstantSubgraphsAndRemovesDeadNodes) {
   EXPECT_EQ(out.at("y").data<float>()[5], 15.0f);
 }
 
+// Gemm(A, B, C) with B constant, A not transposed and alpha = beta = 1 becomes MatMul(A, B^T) and
+// Add(., C) (nn.Linear's export, transB = 1), computing the same; a Gemm with alpha 0.5 stays.
+TEST(Passes, CanonicalizeLinearGemmAsMatMulAndAdd) {
+  GraphBuilder b("linear");
+  auto x = b.input("x", DType::Float32, {3, 4});
+  Tensor w(DType::Float32, {5, 4}), c(DType::Float32, {5});
+  for (int i = 0; i < 20; ++i) w.data<float>()[i] = 0.1f * static_cast<float>(i) - 1.0f;
+  for (int i = 0; i < 5; ++i) c.data<float>()[i] = static_cast<float>(i);
+  Attributes trans_b, half;
+  trans_b.set("transB", int64_t{1});
+  half.set("transB", int64_t{1});
+  half.set("alpha", 0.5f);
+  auto wv = b.weight("w", w), cv = b.weight("c", c);
+  b.output(b.op1("Gemm", {x, wv, cv}, trans_b), "y");
+  b.output(b.op1("Gemm", {x, wv, cv}, half), "z");
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
+                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  prepare_graph(g, {}, eval);
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "Add", "Gemm"}));
+  Tensor in(DType::Float32, {3, 4});
+  for (int i = 0; i < 12; ++i) in.data<float>()[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  TensorMap out = ex.run(g, {{"x", in}});
+  for (int r = 0; r < 3; ++r)
+    for (int o = 0; o < 5; ++o) {
+      float want = c.data<float>()[o];
+      for (int k = 0; k < 4; ++k) want += in.data<float>()[r * 4 + k] * w.data<float>()[o * 4 + k];
+      EXPECT_NEAR(out.at("y").data<float>()[r * 5 + o], want, 1e-5f) << r << "," << o;
+      EXPECT_NEAR(out.at("z").data<float>()[r * 5 + o], want - 0.5f * (want - c.data<float>()[o]), 1e-5f);
+    }
+}
+
 // A Cast to the dtype its input has is bypassed and dropped (T5 casts to float before its Softmax
 // and norms), also a Cast of such a Cast; a Cast that changes the dtype, and a no-op Cast that is a
 // graph output, stay.

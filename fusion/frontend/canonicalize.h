@@ -3,7 +3,8 @@
 // Mul(x, x) — a general pow per element costs a log and an exp, and LayerNorm's variance is
 // written with it (PyTorch's decomposed LayerNorm, the built-in BERT); Div(1, y) becomes
 // Reciprocal(y) (torch.rsqrt's export, RMSNorm); a Cast to the dtype its input has is bypassed
-// (its consumers read the input; dead-node removal then drops it).
+// (its consumers read the input; dead-node removal then drops it); Gemm(A, B[, C]) with a constant B,
+// A not transposed and alpha = beta = 1 becomes MatMul(A, B or B^T) [+ Add C] (nn.Linear's export).
 #pragma once
 
 #include "fusion/ir/graph.h"
