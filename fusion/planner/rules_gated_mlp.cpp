@@ -4,6 +4,8 @@
 // elementwise, so one kernel computes a tile of each and stores only the gated product: neither
 // projection's output is written (M x FFN floats each). The schedule reads the roles Gate and
 // Up (schedules/fused_schedule.cpp).
+#include <algorithm>
+
 #include "fusion/planner/rule_patterns.h"
 #include "fusion/planner/rules.h"
 
