@@ -1,9 +1,9 @@
 // Built-in rule (MatMul + epilogue family): a gated MLP's first half as one group,
 // act(x W_gate) * (x W_up) — Llama's SwiGLU (SiLU), GeGLU (GELU, erf or tanh), ReGLU, GLU
 // (Sigmoid), quick-GELU. Both projections read the same rows of x and their products meet
-// elementwise, so one kernel computes a tile of each and stores only the gated product: neither
-// projection's output is written (M x FFN floats each). The schedule reads the roles Gate and
-// Up (schedules/fused_schedule.cpp).
+// elementwise, so one kernel computes both for each panel of output columns and stores only the
+// gated product: neither projection's output is written (M x FFN floats each). The schedule
+// reads the roles Gate and Up (schedules/fused_schedule.cpp, tile_gated).
 #include <algorithm>
 
 #include "fusion/planner/rule_patterns.h"
