@@ -118,7 +118,6 @@ bool tile_conv(const TensorFunc* anchor, const std::vector<MemberFuncs>& members
     const bool is_anchor = anchor && anchor->defined() && m.outputs[0].func.name() == anchor->func.name();
     const TensorFunc* carrier = d == ComputeDecision::Root && !is_anchor ? &m.outputs[0] : anchor;
     if (!carrier || !carrier->defined()) return false;
-    if (!is_anchor && carrier == anchor && d != ComputeDecision::ComputeAt && d != ComputeDecision::Inline) return false;
     const Stage* input = nullptr;
     for (const Stage& s : m.stages)
       if (s.role == StageRole::Operand) input = &s;
@@ -131,7 +130,7 @@ bool tile_conv(const TensorFunc* anchor, const std::vector<MemberFuncs>& members
 }
 
 // A gated MLP (rule gated_mlp: roles Gate and Up) whose gated product is the anchor: both
-// projections' accumulators per tile of it (schedule_gated_tiles). False, nothing scheduled,
+// projections' accumulators per panel of it (schedule_gated_tiles). False, nothing scheduled,
 // when either is not a tiled MatMul computed at the anchor or their B are packed differently.
 bool tile_gated(const TensorFunc* anchor, const std::vector<MemberFuncs>& members, const HostScheduleParams& p,
                 Tiles& tiled) {

@@ -308,10 +308,10 @@ void accumulate_in_tiles(const OutputTiles& o, const Stage& acc, StagedOperands 
   const int64_t* kc = as_const_int(acc.reduction[0].extent());
   int kb = p.matmul.k_block;
   // (Not for bf16 pairs: their k steps are K / 2 and the 2-lane reduction stays per tile.)
-  if (kb > 0 && !o.blocked && !dot_products(acc) && kc && *kc >= 4 * kb)
-    accumulate_per_panel(o.f, o.par, acc, o.t, kb, o.guarded);
-  else if (whole_panel && !dot_products(acc) && kc)
-    accumulate_per_panel(o.f, o.par, acc, o.t, kb > 0 && *kc >= 4 * kb ? kb : static_cast<int>(*kc), o.guarded);
+  const bool floats = !dot_products(acc) && kc;
+  const bool k_blocks = floats && kb > 0 && *kc >= 4 * kb;
+  if ((k_blocks && !o.blocked) || (floats && whole_panel))
+    accumulate_per_panel(o.f, o.par, acc, o.t, k_blocks ? kb : static_cast<int>(*kc), o.guarded);
   else
     accumulate_per_tile(Placement::at(o.f, o.mo), acc, o.t, p, o.guarded);
 }

@@ -17,16 +17,8 @@
 using gaf::testing::error_of;
 
 using namespace gaf;
+using gaf::testing::evaluator;
 
-namespace {
-
-NodeEvaluator evaluator(ReferenceExecutor& ex) {
-  return [&ex](const Node& n, const std::vector<const Tensor*>& in, const std::vector<const TensorDesc*>& t) {
-    return ex.run_node(n, in, t);
-  };
-}
-
-}  // namespace
 
 TEST(SymExpr, TextRoundTripAndEvaluation) {
   SymExpr e;

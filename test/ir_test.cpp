@@ -7,6 +7,7 @@
 #include "fusion/frontend/passes.h"
 #include "fusion/ir/builder.h"
 #include "generators/reference_executor.h"
+#include "planner_test_util.h"
 
 using namespace gaf;
 
@@ -109,8 +110,7 @@ TEST(GraphIR, ShapeInferenceFailureNamesTheNode) {
 TEST(GraphIR, UnboundSymbolIsAClearError) {
   Graph g = small_mlp();
   ReferenceExecutor ex;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  NodeEvaluator eval = gaf::testing::evaluator(ex);
   std::string e = error_of([&] { prepare_graph(g, {}, eval); });
   EXPECT_NE(e.find("unbound symbolic dim(s): batch"), std::string::npos) << e;
 }
@@ -126,8 +126,7 @@ TEST(Passes, FoldsConstantSubgraphsAndRemovesDeadNodes) {
   b.output(b.mul(r, c), "y");
   Graph g = b.finish();
   ReferenceExecutor ex;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  NodeEvaluator eval = gaf::testing::evaluator(ex);
   PassStats s = prepare_graph(g, {{"n", 2}}, eval);
   EXPECT_EQ(s.folded_nodes, 2);  // Shape and Add
   ASSERT_EQ(g.nodes().size(), 2u);  // Reshape, Mul
@@ -156,8 +155,7 @@ TEST(Passes, CanonicalizeLinearGemmAsMatMulAndAdd) {
   b.output(b.op1("Gemm", {x, wv, cv}, half), "z");
   Graph g = b.finish();
   ReferenceExecutor ex;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  NodeEvaluator eval = gaf::testing::evaluator(ex);
   prepare_graph(g, {}, eval);
   std::vector<std::string> ops;
   for (const Node& n : g.nodes()) ops.push_back(n.op_type);
@@ -189,8 +187,7 @@ TEST(Passes, CanonicalizeBypassesCastsToTheSameDtype) {
   b.output(b.op1("Cast", {x}, to_float), "same");
   Graph g = b.finish();
   ReferenceExecutor ex;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  NodeEvaluator eval = gaf::testing::evaluator(ex);
   PassStats s = prepare_graph(g, {}, eval);
   EXPECT_EQ(s.canonicalized_nodes, 2);
   int casts = 0;
@@ -219,8 +216,7 @@ TEST(Passes, CanonicalizeSquaresWrittenAsPow) {
   Graph g = b.finish();
   const std::string sq_name = g.nodes()[g.value(sq.name).producer].name;
   ReferenceExecutor ex;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return ex.run_node(n, in, t); };
+  NodeEvaluator eval = gaf::testing::evaluator(ex);
   PassStats s = prepare_graph(g, {}, eval);
   EXPECT_EQ(s.canonicalized_nodes, 1);
   int pows = 0;

@@ -26,12 +26,17 @@ inline Tensor random_uniform(Shape s, uint32_t seed, float scale = 1.0f) {
   return t;
 }
 
+// prepare_graph's folding through `ex` (which must outlive the evaluator).
+inline NodeEvaluator evaluator(ReferenceExecutor& ex) {
+  return [&ex](const Node& n, const std::vector<const Tensor*>& in, const std::vector<const TensorDesc*>& t) {
+    return ex.run_node(n, in, t);
+  };
+}
+
 // Shape inference, folding and dead-node removal, as the CLI does before planning.
 inline Graph prepared(Graph g, std::map<std::string, int64_t> dims = {}) {
   static ReferenceExecutor folder;
-  NodeEvaluator eval = [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return folder.run_node(n, in, t); };
-  prepare_graph(g, dims, eval);
+  prepare_graph(g, dims, evaluator(folder));
   return g;
 }
 

@@ -72,7 +72,6 @@ void print_profile(Generator& gen, const GenerationTimes& times) {
               "loop %.3f ms (next inputs, argmax)\n",
               static_cast<long long>(p.steps), token_ms, kernels, p.group_ms.size(), run - kernels, token_ms - run);
   const FusionPlan& plan = gen.step_engine().plan();
-  const Graph& g = gen.step_engine().graph();
   std::vector<size_t> order(p.group_ms.size());
   for (size_t s = 0; s < order.size(); ++s) order[s] = s;
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p.group_ms[x] > p.group_ms[y]; });

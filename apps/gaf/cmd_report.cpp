@@ -50,7 +50,7 @@ auto with_compile_progress(const Graph& g, const FusionPlan& plan, const std::st
   Progress fused_bar("compiling fused groups" + what, plan.groups.size());
   Progress unfused_bar("compiling unfused ops" + what, g.nodes().size());
   ProfileProgress progress{
-      group_progress(fused_bar, g),
+      group_progress(fused_bar),
       [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, g.nodes()[grp.nodes[0]].name); }};
   return work(progress);
 }
@@ -95,12 +95,12 @@ int report(const ReportArgs& a) {
     if (db)
       std::printf("schedules: %d of %zu groups use tuned NPU tiles from %s (target %s), the others the defaults\n",
                   npu_model->tuned_groups, plan.groups.size(), a.schedules.c_str(), npu_target.name.c_str());
-    std::cout << "\n" << npu_report_text(g, plan, *npu_model);
+    std::cout << "\n" << npu_report_text(plan, *npu_model);
   }
   const PlanProfile* prof = profile ? &*profile : nullptr;
   if (!a.json_file.empty()) {
     nlohmann::json j = fusion_plan_json(g, plan, prof);
-    if (npu_model) j["npu_tile"] = npu_report_json(g, plan, *npu_model);
+    if (npu_model) j["npu_tile"] = npu_report_json(plan, *npu_model);
     write_file_atomically(a.json_file, {j.dump(2) + "\n"});
     std::cout << "wrote " << a.json_file << "\n";
   }

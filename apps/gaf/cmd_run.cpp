@@ -112,7 +112,7 @@ std::unique_ptr<Engine> checked_fusion(std::unique_ptr<Engine> engine, EngineOpt
   const FusionPlan& plan = engine->plan();
   const Graph& g = engine->kernel_graph();
   std::optional<Progress> bar(std::in_place, "check-fusion: compiling fused and unfused", plan.groups.size());
-  const PlanProfile prof = profile_plan(g, plan, inputs, runs, {group_progress(*bar, g), {}});
+  const PlanProfile prof = profile_plan(g, plan, inputs, runs, {group_progress(*bar), {}});
   bar.reset();
   const std::map<std::string, std::string> apart = groups_slower_fused(g, plan, prof);
   std::set<int> slower;
@@ -189,7 +189,7 @@ int run(const RunArgs& a) {
     std::cout << fusion_log_lines(fused_graph, plan);
     const size_t classes = shape_classes(fused_graph.dynamic).size();  // kernels per group
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size() * classes);
-    FusedExecutor& fused = engine->compile(group_progress(*bar, fused_graph));
+    FusedExecutor& fused = engine->compile(group_progress(*bar));
     bar.reset();
     std::printf("compile: %zu groups%s -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
                 plan.groups.size(), classes > 1 ? (" x " + std::to_string(classes) + " size classes").c_str() : "",

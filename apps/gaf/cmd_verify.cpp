@@ -88,12 +88,12 @@ int verify(const VerifyArgs& a) {
   FusedExecutor* fused = nullptr;
   {
     Progress bar("compiling groups", plan.groups.size());
-    fused = &kernels.compile(group_progress(bar, g));
+    fused = &kernels.compile(group_progress(bar));
   }
   std::vector<GroupCheck> checks;
   {
     Progress bar("verifying groups", plan.groups.size());
-    checks = verify_groups(g, plan, *fused, ref, inputs, a.tol, group_progress(bar, g),
+    checks = verify_groups(g, plan, *fused, ref, inputs, a.tol, group_progress(bar),
                            lowp ? &low->kernel_graph() : nullptr);
   }
   std::printf("each group on the reference's values of its inputs, against the reference (rtol %g, atol %g):\n",

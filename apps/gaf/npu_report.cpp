@@ -31,7 +31,7 @@ struct KindSaving {
 };
 
 // Per group label ("MatMul+GELU", "LayerNorm", ...), the fusions (groups of 2+ ops).
-std::map<std::string, KindSaving> savings(const Graph& g, const FusionPlan& plan, const NpuPlanModel& m) {
+std::map<std::string, KindSaving> savings(const FusionPlan& plan, const NpuPlanModel& m) {
   std::map<std::string, KindSaving> by;
   for (const FusionGroup& grp : plan.groups) {
     if (grp.nodes.size() < 2) continue;
@@ -70,7 +70,7 @@ nlohmann::json counts_json(const NpuCounts& c, const NpuModeledTime& t) {
 
 }  // namespace
 
-std::string npu_report_text(const Graph& g, const FusionPlan& plan, const NpuPlanModel& m) {
+std::string npu_report_text(const FusionPlan& plan, const NpuPlanModel& m) {
   const NpuTarget& t = m.target;
   std::ostringstream os;
   char line[256];
@@ -116,7 +116,7 @@ std::string npu_report_text(const Graph& g, const FusionPlan& plan, const NpuPla
                 "total saved", "GM saved");
   os << line;
   KindSaving all;
-  for (const auto& [label, k] : savings(g, plan, m)) {
+  for (const auto& [label, k] : savings(plan, m)) {
     std::snprintf(line, sizeof line, "  %-24s %6d %18s %14s %14s\n", label.c_str(), k.count,
                   ms(k.saved_us / k.count).c_str(), ms(k.saved_us).c_str(), mb(k.saved_bytes).c_str());
     os << line;
@@ -133,7 +133,7 @@ std::string npu_report_text(const Graph& g, const FusionPlan& plan, const NpuPla
   return os.str();
 }
 
-nlohmann::json npu_report_json(const Graph& g, const FusionPlan& plan, const NpuPlanModel& m) {
+nlohmann::json npu_report_json(const FusionPlan& plan, const NpuPlanModel& m) {
   nlohmann::json groups = nlohmann::json::array();
   for (const FusionGroup& grp : plan.groups) {
     const NpuGroupModel& gm = m.groups.at(grp.id);
@@ -146,7 +146,7 @@ nlohmann::json npu_report_json(const Graph& g, const FusionPlan& plan, const Npu
                       {"saved_us", gm.saved_us()}});
   }
   nlohmann::json kinds = nlohmann::json::object();
-  for (const auto& [label, k] : savings(g, plan, m))
+  for (const auto& [label, k] : savings(plan, m))
     kinds[label] = {{"count", k.count}, {"saved_us", k.saved_us}, {"gm_bytes_saved", k.saved_bytes}};
   return {{"target", m.target.name},
           {"target_file", m.target.file},

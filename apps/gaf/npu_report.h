@@ -10,7 +10,7 @@
 
 namespace gaf::cli {
 
-std::string npu_report_text(const Graph& g, const FusionPlan& plan, const NpuPlanModel& m);
-nlohmann::json npu_report_json(const Graph& g, const FusionPlan& plan, const NpuPlanModel& m);
+std::string npu_report_text(const FusionPlan& plan, const NpuPlanModel& m);
+nlohmann::json npu_report_json(const FusionPlan& plan, const NpuPlanModel& m);
 
 }  // namespace gaf::cli

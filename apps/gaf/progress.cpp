@@ -37,8 +37,8 @@ void Progress::update(size_t done, const std::string& what) {
   shown_ = true;
 }
 
-std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar, const Graph& g) {
-  return [&bar, &g](size_t done, const FusionGroup& grp) {
+std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar) {
+  return [&bar](size_t done, const FusionGroup& grp) {
     bar.update(done, "g" + std::to_string(grp.id) + " " + grp.kernel.label);
   };
 }

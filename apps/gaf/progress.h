@@ -27,6 +27,6 @@ class Progress {
 };
 
 // A callback for FusedExecutor / verify_groups that moves `bar` on, naming groups "g3 Softmax".
-std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar, const Graph& g);
+std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar);
 
 }  // namespace gaf::cli

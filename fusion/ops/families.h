@@ -26,8 +26,8 @@ void register_quantize_ops(OpRegistry& r);   // quantize.cpp: (De)QuantizeLinear
 void register_comm_ops(OpRegistry& r);       // comm.cpp: AllReduce, AllGather (com.microsoft)
 
 // Transpose's permutation: output axis d is input axis perm[d] (ONNX `perm`, default reversed);
-// checked. Also read by the host schedule (generators/group_pipeline.cpp) to spot a transpose
-// that moves the innermost axis.
+// checked. Also read by the planner (fusion/planner/layout_chains.h, transpose_innermost_dim) to
+// spot a transpose that moves the innermost axis.
 std::vector<int> transpose_perm(const InferContext& c);
 // AllGather's axis, normalised and checked (comm.cpp; the communicator kernel reads it too).
 int64_t all_gather_axis(const InferContext& c);

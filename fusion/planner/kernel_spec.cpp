@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-#include "fusion/ops/families.h"
 #include "fusion/planner/group_info.h"
 #include "fusion/planner/layout_chains.h"
 
@@ -75,17 +74,6 @@ std::string derived_label(const GraphView& v, const FusionGroup& grp) {
   }
 }
 
-// A Transpose's output dim (Halide's order, 0 = innermost) that walks its input's innermost axis;
-// 0 when the innermost axis stays innermost.
-int transpose_dim(const Graph& g, const Node& n) {
-  const TensorDesc in{g.value(n.inputs[0]).type.dtype, g.value(n.inputs[0]).type.shape()};
-  const std::vector<int> perm = transpose_perm(InferContext(n, {&in}, {nullptr}));
-  const int rank = static_cast<int>(perm.size());
-  for (int j = 0; j + 1 < rank; ++j)
-    if (perm[j] == rank - 1) return rank - 1 - j;
-  return 0;
-}
-
 }  // namespace
 
 KernelSpec describe_kernel(const GraphView& v, const FusionGroup& grp) {
@@ -108,7 +96,7 @@ KernelSpec describe_kernel(const GraphView& v, const FusionGroup& grp) {
     // Gemm's operands are 2-D by definition, so both ranks >= 2 covers it.
     m.tiled_matmul = cls == OpClass::MatMul && rank(0) >= 2 && rank(1) >= 2;
     m.tiled_conv = n.op_type == "Conv";
-    if (n.op_type == "Transpose") m.transpose_dim = transpose_dim(g, n);
+    if (n.op_type == "Transpose") m.transpose_dim = transpose_innermost_dim(g, n);
     bool moves = m.transpose_dim > 0;  // and layout ops after it keep it moved
     for (const std::string& in : n.inputs) moves = moves || (m.layout && moved.count(in));
     if (moves)

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "fusion/ops/families.h"
+
 namespace gaf {
 
 namespace {
@@ -12,12 +14,7 @@ bool reshape_like(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
 }
 
-bool moves_innermost(const Graph& g, const Node& n) {
-  const int64_t rank = static_cast<int64_t>(g.value(n.inputs[0]).type.dims.size());
-  std::vector<int64_t> perm = n.attrs.get_ints("perm", {});
-  if (perm.empty()) return rank > 1;  // the default perm reverses the axes
-  return perm.back() != rank - 1 && perm.back() != -1;
-}
+bool moves_innermost(const Graph& g, const Node& n) { return transpose_innermost_dim(g, n) > 0; }
 
 bool unit_steps(const GraphView& v, const Node& n) {
   if (n.inputs.size() < 5 || n.inputs[4].empty()) return true;
@@ -68,6 +65,15 @@ std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& cha
     }
   }
   return "";
+}
+
+int transpose_innermost_dim(const Graph& g, const Node& n) {
+  const TensorDesc in{g.value(n.inputs[0]).type.dtype, g.value(n.inputs[0]).type.shape()};
+  const std::vector<int> perm = transpose_perm(InferContext(n, {&in}, {nullptr}));
+  const int rank = static_cast<int>(perm.size());
+  for (int j = 0; j + 1 < rank; ++j)
+    if (perm[j] == rank - 1) return rank - 1 - j;
+  return 0;
 }
 
 int64_t layout_epilogue_run(const Graph& g, const std::vector<int>& nodes, size_t pos, const std::string& output) {

@@ -33,4 +33,8 @@ std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& cha
 // when there is no such chain.
 int64_t layout_epilogue_run(const Graph& g, const std::vector<int>& nodes, size_t pos, const std::string& output);
 
+// Transpose `n`'s output dim (Halide's order, 0 = innermost) that walks its input's innermost
+// (stride-1) axis; 0 when the innermost axis stays innermost.
+int transpose_innermost_dim(const Graph& g, const Node& n);
+
 }  // namespace gaf
