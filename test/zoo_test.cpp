@@ -181,19 +181,19 @@ void expect_plan(const ZooCase& c, Engine& e) {
     EXPECT_EQ(&group_of(p, "/h.0/Pow"), &group_of(p, "/h.0/c_fc/MatMul"));
     EXPECT_EQ(&group_of(p, "/h.0/Tanh"), &group_of(p, "/h.0/c_fc/MatMul"));
   } else if (c.model == "llama") {
-    // 9 kernels per layer: RMSNorm; Q's projection with its rotary embedding; K's with its rotary
-    // embedding and repeat to 4 heads; V's with its repeat; attention whole; o_proj + residual;
-    // RMSNorm; the gated MLP (gate_proj + SiLU times up_proj, rule gated_mlp); down_proj + residual.
+    // 7 kernels per layer: RMSNorm; Q, K and V bias-free as one horizontal MatMul with Q's and
+    // K's rotary embeddings, K's and V's repeat to 4 heads as its epilogues; attention whole;
+    // o_proj + residual; RMSNorm; the gated MLP (gate_proj + SiLU times up_proj, rule gated_mlp,
+    // not the horizontal one); down_proj + residual.
     const std::vector<std::string> layer = {
-        "normalization/rmsnorm_decomposed", "matmul_epilogue/elementwise_chain+generic",
-        "matmul_epilogue/elementwise_chain+generic", "matmul_epilogue/generic", "matmul_epilogue/attention+generic",
-        "matmul_epilogue/generic", "normalization/rmsnorm_decomposed", "matmul_epilogue/gated_mlp",
-        "matmul_epilogue/generic"};
+        "normalization/rmsnorm_decomposed", "horizontal_matmul/horizontal_matmul+generic",
+        "matmul_epilogue/attention+generic", "matmul_epilogue/generic", "normalization/rmsnorm_decomposed",
+        "matmul_epilogue/gated_mlp", "matmul_epilogue/generic"};
     std::vector<std::string> first = layer;
     first[0] += "+generic";  // with the embedding Gather
     expect_layer(p, "/layers.0/", first);
     expect_layer(p, "/layers.1/", layer);
-    EXPECT_EQ(p.plan->groups.size(), 19u);
+    EXPECT_EQ(p.plan->groups.size(), 15u);
     // Attention whole under the additive -inf mask, and RMSNorm's rsqrt (exported as Div(1, .))
     // matched as RMSNorm.
     EXPECT_EQ(group_of(p, "/layers.0/self_attn/Softmax").rule, "attention");
@@ -206,18 +206,18 @@ void expect_plan(const ZooCase& c, Engine& e) {
     EXPECT_EQ(&group_of(p, "/layers.0/mlp/up_proj/MatMul"), &mlp);
     EXPECT_EQ(mlp.kernel.label, "GatedMLP");
   } else if (c.model == "t5") {
-    // 9 kernels per layer: RMSNorm (its float Cast bypassed); Q's, K's and V's bias-free
-    // projections (K^T's Reshape/Transpose as attention's prologue); attention whole with no scale,
-    // the position bias (folded at load: one constant every layer reads) and the Softmax's float
-    // Cast bypassed; o + residual; RMSNorm; the gated tanh-GELU MLP (its x^3 spelled x * (x * x));
-    // wo + residual. 19 kernels with the final RMSNorm.
+    // 7 kernels per layer: RMSNorm (its float Cast bypassed); Q, K and V bias-free as one
+    // horizontal MatMul (the heads' Reshape/Transpose as attention's prologue); attention whole
+    // with no scale, the position bias (folded at load: one constant every layer reads) and the
+    // Softmax's float Cast bypassed; o + residual; RMSNorm; the gated tanh-GELU MLP (its x^3
+    // spelled x * (x * x)); wo + residual. 15 kernels with the final RMSNorm.
     const std::vector<std::string> layer = {
-        "normalization/rmsnorm_decomposed", "matmul_epilogue/generic", "single/-", "matmul_epilogue/generic",
+        "normalization/rmsnorm_decomposed", "horizontal_matmul/horizontal_matmul",
         "matmul_epilogue/attention+generic", "matmul_epilogue/generic", "normalization/rmsnorm_decomposed",
         "matmul_epilogue/gated_mlp", "matmul_epilogue/generic"};
     expect_layer(p, "/layers.0/", layer);
     expect_layer(p, "/layers.1/", layer);
-    EXPECT_EQ(p.plan->groups.size(), 19u);
+    EXPECT_EQ(p.plan->groups.size(), 15u);
     EXPECT_EQ(group_of(p, "/layers.0/attn/Add").rule, "attention");  // the position bias
     EXPECT_EQ(group_of(p, "/layers.1/mlp/Tanh").rule, "gated_mlp");
   } else if (c.model == "vit") {

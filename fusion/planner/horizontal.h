@@ -1,9 +1,12 @@
 // Horizontal MatMul fusion (built-in rule 4): sibling MatMuls that read the same activation with
-// constant [K, N_i] weights and a constant bias (Q, K and V of attention) become one wide MatMul:
-// the weights and biases are concatenated once, here, at load (the originals are dropped, so
-// memory does not grow) and one Slice per branch hands each consumer its columns. The
-// "horizontal_matmul" rule then groups the wide MatMul and its bias; each Slice (a layout op)
-// joins the group that reads it, so the wide output is written once and never copied.
+// constant [K, N_i] weights, each with a constant bias or none (Q, K and V of attention, biased
+// as in BERT or bias-free as in Llama and T5) become one wide MatMul, with a bias where any branch
+// had one (zeros for those without). A gated MLP's gate and up stay apart: the gated_mlp rule
+// computes them per panel and writes only their product. The weights and biases are concatenated
+// once, here, at load (the originals are dropped, so memory does not grow) and one Slice per
+// branch hands each consumer its columns. The "horizontal_matmul" rule then groups the wide
+// MatMul (and its bias); each Slice (a layout op) joins the group that reads it, so the wide
+// output is written once and never copied.
 #pragma once
 
 #include <functional>

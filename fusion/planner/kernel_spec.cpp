@@ -31,12 +31,12 @@ std::string conv_label(const GraphView& v, const FusionGroup& grp) {
   return s;
 }
 
-// The MatMuls a horizontal group replaced: the Slices reading its bias Add (horizontal.h),
-// wherever they were grouped.
+// The MatMuls a horizontal group replaced: the Slices reading its wide output, the bias Add or,
+// when no branch had a bias, the MatMul (horizontal.h), wherever they were grouped.
 size_t horizontal_branches(const GraphView& v, const FusionGroup& grp) {
   size_t n = 0;
   for (int i : grp.nodes) {
-    if (v.node(i).op_type != "Add") continue;
+    if (v.node(i).op_type != "Add" && v.node(i).op_type != "MatMul") continue;
     for (int c : v.consumers(v.node(i).outputs[0]))
       if (v.node(c).op_type == "Slice" && v.node(c).inputs[0] == v.node(i).outputs[0]) ++n;
   }
