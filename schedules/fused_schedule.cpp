@@ -162,6 +162,14 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
   for (const TensorFunc& t : outputs)
     if (t.defined()) output_named[t.func.name()] = &t;
   bool stats = has_statistics(members);
+  // A pre-norm block's projection (rule matmul_layernorm, role Residual): the residual sum is a
+  // group output the norm's rows read; the MatMul's tiles store it, rather than a copy of the
+  // MatMul materialised at root that a row pass adds the bias and residual to.
+  const TensorFunc* residual_sum = nullptr;
+  if (const MemberFuncs* r = member_with_role(members, MemberRole::Residual); r && !r->outputs.empty() && r->outputs[0].defined()) {
+    auto it = output_named.find(r->outputs[0].func.name());
+    if (it != output_named.end()) residual_sum = it->second;
+  }
   // The rows path computes the anchor in row blocks: not when the anchor is itself a tiled
   // MatMul's output (a MatMul reading the normalised rows, scheduled by its own tiles).
   bool anchor_is_matmul = false;
@@ -181,6 +189,14 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
       // 1.18 ms per MatMul+LayerNorm group in row blocks (one per core) vs 1.09 ms with the
       // MatMul tiled at root and the LayerNorm rows after it.
       tiled.anchor_rows = schedule_matmul_rows(*anchor, mm, *acc, p, staged_operands(m));
+      tiled.owners.insert(&m);
+      continue;
+    }
+    if (stats && residual_sum && m.b_constant && !output_named.count(mm.func.name()) &&
+        m.decisions[0].decision == ComputeDecision::ComputeAt && !tiled.funcs.count(residual_sum->func.name()) &&
+        same_trailing_dims(residual_sum->shape, mm.shape, 2) &&
+        schedule_matmul_tiles(*residual_sum, *acc, p, m.b_panel, staged_operands(m))) {
+      tiled.funcs.insert(residual_sum->func.name());
       tiled.owners.insert(&m);
       continue;
     }

@@ -2,6 +2,8 @@
 // inference failures, folding and dead-node removal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "error_text.h"
 
 #include "fusion/frontend/passes.h"
@@ -170,6 +172,44 @@ TEST(Passes, CanonicalizeLinearGemmAsMatMulAndAdd) {
       EXPECT_NEAR(out.at("y").data<float>()[r * 5 + o], want, 1e-5f) << r << "," << o;
       EXPECT_NEAR(out.at("z").data<float>()[r * 5 + o], want - 0.5f * (want - c.data<float>()[o]), 1e-5f);
     }
+}
+
+// MatMul(W, Transpose(x)) with a constant W and the last two axes swapped (K^T computed as
+// W_k x^T) becomes Transpose(MatMul(x, W^T)), computing the same; with a Transpose that also
+// moves the batch axis it stays.
+TEST(Passes, CanonicalizeConstantTimesTransposedAsProjection) {
+  GraphBuilder b("kt");
+  auto x = b.input("x", DType::Float32, {2, 3, 4});
+  Tensor w(DType::Float32, {5, 4});
+  for (int i = 0; i < 20; ++i) w.data<float>()[i] = 0.1f * static_cast<float>(i) - 1.0f;
+  auto wv = b.weight("w", w);
+  Attributes swap, rotate;
+  swap.set("perm", std::vector<int64_t>{0, 2, 1});
+  rotate.set("perm", std::vector<int64_t>{1, 2, 0});
+  b.output(b.op1("MatMul", {wv, b.op1("Transpose", {x}, swap)}), "kt");
+  b.output(b.op1("MatMul", {wv, b.op1("Transpose", {x}, rotate)}), "other");
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  NodeEvaluator eval = gaf::testing::evaluator(ex);
+  prepare_graph(g, {}, eval);
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "MatMul", "Transpose", "Transpose"}));
+  int projections = 0;
+  for (const Node& n : g.nodes()) projections += n.op_type == "MatMul" && n.inputs[0] == "x";
+  EXPECT_EQ(projections, 1);
+  Tensor in(DType::Float32, {2, 3, 4});
+  for (int i = 0; i < 24; ++i) in.data<float>()[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  TensorMap out = ex.run(g, {{"x", in}});
+  ASSERT_EQ(out.at("kt").shape(), (Shape{2, 5, 3}));
+  for (int bt = 0; bt < 2; ++bt)
+    for (int o = 0; o < 5; ++o)
+      for (int s = 0; s < 3; ++s) {
+        float want = 0;
+        for (int k = 0; k < 4; ++k) want += w.data<float>()[o * 4 + k] * in.data<float>()[(bt * 3 + s) * 4 + k];
+        EXPECT_NEAR(out.at("kt").data<float>()[(bt * 5 + o) * 3 + s], want, 1e-5f) << bt << "," << o << "," << s;
+      }
 }
 
 // A Cast to the dtype its input has is bypassed and dropped (T5 casts to float before its Softmax

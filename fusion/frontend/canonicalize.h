@@ -4,7 +4,8 @@
 // written with it (PyTorch's decomposed LayerNorm, the built-in BERT); Div(1, y) becomes
 // Reciprocal(y) (torch.rsqrt's export, RMSNorm); a Cast to the dtype its input has is bypassed
 // (its consumers read the input; dead-node removal then drops it); Gemm(A, B[, C]) with a constant B,
-// A not transposed and alpha = beta = 1 becomes MatMul(A, B or B^T) [+ Add C] (nn.Linear's export).
+// A not transposed and alpha = beta = 1 becomes MatMul(A, B or B^T) [+ Add C] (nn.Linear's export);
+// MatMul(W, x^T) with a constant W becomes (x W^T)^T (a K^T computed directly as W_k x^T).
 #pragma once
 
 #include "fusion/ir/graph.h"

@@ -52,6 +52,10 @@ std::string derived_label(const GraphView& v, const FusionGroup& grp) {
     case FusionKind::MatMulEpilogue: {
       std::string s = has_op(g, grp, {"Gemm"}) ? "Gemm" : "MatMul";
       if (has_op(g, grp, {"Softmax"})) return s + "+Softmax";
+      // A norm over the MatMul's rows (rule matmul_layernorm): LayerNorm centres them, RMSNorm not.
+      if (has_op(g, grp, {"LayerNormalization"}) || (has_op(g, grp, {"ReduceMean"}) && has_op(g, grp, {"Sub"})))
+        return s + "+LayerNorm";
+      if (has_op(g, grp, {"ReduceMean"})) return s + "+RMSNorm";
       if (has_op(g, grp, {"Gelu", "Erf"})) return s + "+GELU";
       if (has_op(g, grp, {"Relu"})) return s + "+ReLU";
       // GELU's tanh form multiplies around its Tanh (0.5 x (1 + tanh(c (x + 0.044715 x^3)))); a

@@ -13,8 +13,10 @@ namespace gaf {
 // What a member node is in the pattern its group's rule matched, so that schedules read the
 // structure the rule found instead of re-deriving it (attention: scores, probabilities, context;
 // a gated MLP: the gate and up projections).
-enum class MemberRole { Scores, Probabilities, Context, Gate, Up };
-const char* member_role_name(MemberRole r);  // "scores", "probabilities", "context", "gate", "up"
+// Residual: the Add of a projection + norm group whose sum the block also reads after the group
+// (a pre-norm block's residual stream), so the group writes it as a second output.
+enum class MemberRole { Scores, Probabilities, Context, Gate, Up, Residual };
+const char* member_role_name(MemberRole r);  // "scores", "probabilities", "context", "gate", "up", "residual"
 
 // One member of the group (FusionGroup::nodes, same order), as the schedules need it.
 struct MemberSpec {

@@ -53,6 +53,7 @@ const char* member_role_name(MemberRole r) {
     case MemberRole::Context: return "context";
     case MemberRole::Gate: return "gate";
     case MemberRole::Up: return "up";
+    case MemberRole::Residual: return "residual";
   }
   return "?";
 }

@@ -26,6 +26,9 @@ Pattern gelu_tanh_decomposed(int first_step);
 // Div|Reciprocal+Mul, optional gamma Mul and beta Add); `first_step` is the first ReduceMean's
 // chain index (rules_normalization.cpp).
 Pattern layernorm_decomposed(int first_step);
+// RMSNorm decomposed (Pow|Mul square, ReduceMean, Add eps, Sqrt, Div|Reciprocal+Mul by x,
+// optional gamma Mul); `first_step` is the square's chain index.
+Pattern rmsnorm_decomposed(int first_step);
 // Attention's mask on the scores, in the spellings exporters write: an additive mask
 // (Add(scores, m): padding as -10000, a causal triangle of -inf or finfo.min) or a selection
 // (Where(keep, scores, fill): GPT-2's bool buffer). The chain's scores must be a selected branch

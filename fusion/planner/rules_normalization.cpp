@@ -44,6 +44,13 @@ Pattern layernorm_decomposed(int first) {
   return with_affine_tail(core);
 }
 
+Pattern rmsnorm_decomposed(int first) {
+  // steps: first square(x), +1 ReduceMean, +2 Add eps, +3 Sqrt, +4.. x * 1/rms, then the optional gamma
+  Pattern core = square(first) >> Pattern("ReduceMean") >> Pattern("Add").with_const() >> Pattern("Sqrt") >>
+                 scale_by_inverse_std(reads_input_of_step(first, 0));
+  return (core >> Pattern("Mul").with_const()) | core;
+}
+
 }  // namespace patterns
 
 std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule() {
@@ -54,12 +61,8 @@ std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule() {
 }
 
 std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule() {
-  // steps: 0 square(x), 1 ReduceMean, 2 Add eps, 3 Sqrt, 4.. x * 1/rms
-  Pattern core = square(0) >> Pattern("ReduceMean") >> Pattern("Add").with_const() >>
-                 Pattern("Sqrt") >> scale_by_inverse_std(reads_input_of_step(0, 0));
-  Pattern gamma = Pattern("Mul").with_const();
   auto rule = std::make_shared<PatternRule>("rmsnorm_decomposed", FusionKind::Normalization,
-                                            rule_priority::kNormalization, (core >> gamma) | core);
+                                            rule_priority::kNormalization, rmsnorm_decomposed(0));
   rule->set_kernel_label("RMSNorm");
   return rule;
 }
