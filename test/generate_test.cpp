@@ -261,7 +261,8 @@ int gaf_lines(const std::string& err) {
 }
 
 // One CLI run (compiling costs most of it): 8 tokens against the expected file with token 5
-// changed — tokens 0..4 agree, then exit 3 with one line naming token 5.
+// changed — tokens 0..4 agree, then exit 3 with one line naming token 5; --profile splits a step
+// and sums its kernels by label.
 TEST_F(Generate, CliComparesTokensAndRefusesBadInput) {
   const std::string dir = scratch_dir("generate/cli");
   std::filesystem::create_directories(dir);
@@ -270,7 +271,7 @@ TEST_F(Generate, CliComparesTokensAndRefusesBadInput) {
   wrong.data<int64_t>()[5] = (want + 1) % 512;
   write_npy(dir + "/wrong.npy", wrong);
   CommandResult differs = run_command(gaf_binary() + " generate " + dir_ + " --input-ids " + dir_ +
-                                          "/input_ids.npy --new-tokens 8 --compare " + dir + "/wrong.npy",
+                                          "/input_ids.npy --new-tokens 8 --profile --compare " + dir + "/wrong.npy",
                                       dir + "/differs");
   EXPECT_EQ(differs.exit_code, 3) << differs.err;
   EXPECT_EQ(gaf_lines(differs.err), 1) << differs.err;
@@ -279,6 +280,9 @@ TEST_F(Generate, CliComparesTokensAndRefusesBadInput) {
             std::string::npos)
       << differs.err;
   EXPECT_NE(differs.out.find("time to first token"), std::string::npos) << differs.out;
+  EXPECT_NE(differs.out.find("profile: a decode step, mean of"), std::string::npos) << differs.out;
+  EXPECT_NE(differs.out.find("by kernel label (groups, ms per step):"), std::string::npos) << differs.out;
+  EXPECT_NE(differs.out.find("Attention"), std::string::npos) << differs.out;
 
   // Float prompt ids: exit 1, one line naming the file, before any model loads.
   write_npy(dir + "/float_ids.npy", Tensor(DType::Float32, {1, 4}));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <random>
 
@@ -82,6 +83,17 @@ void print_profile(Generator& gen, const GenerationTimes& times) {
     std::printf("  g%-4d %-17s %-32s %8.3f ms\n", grp.id, fusion_kind_name(grp.kind), grp.kernel.label.c_str(),
                 p.group_ms[order[i]] / n);
   }
+  // Per kernel label: where a step's kernel time goes, whatever the number of layers.
+  std::map<std::string, std::pair<int, double>> by_label;
+  for (size_t s = 0; s < p.group_ms.size(); ++s) {
+    auto& [count, ms] = by_label[plan.groups[s].kernel.label];
+    ++count;
+    ms += p.group_ms[s] / n;
+  }
+  std::vector<std::pair<std::string, std::pair<int, double>>> labels(by_label.begin(), by_label.end());
+  std::sort(labels.begin(), labels.end(), [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+  std::printf("  by kernel label (groups, ms per step):\n");
+  for (const auto& [label, cm] : labels) std::printf("  %-32s %4d %8.3f ms\n", label.c_str(), cm.first, cm.second);
 }
 
 std::string dims_text(const ModelOptions& m) {
