@@ -57,10 +57,14 @@ TEST(CliPlan, ControlsFromEnvironmentAndFlags) {
   EXPECT_NE(rule.err.find("unknown fusion rule 'nope' (valid: "), std::string::npos) << rule.err;
 }
 
+// With --profile, the time per group and, beside it, the profiled forward and the groups' sum.
 TEST(CliRun, FusedAgainstUnfusedBaseline) {
-  CommandResult r = run_command(gaf_cmd("run builtin:bert-base --layers 1 --seq 16 --compare"), scratch_dir("cli_run"));
+  CommandResult r =
+      run_command(gaf_cmd("run builtin:bert-base --layers 1 --seq 16 --compare --profile"), scratch_dir("cli_run"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("forward (fused): median"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; the profiled forward "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ms, its groups' medians sum to "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("forward (unfused baseline"), std::string::npos) << r.out;
   size_t at = r.out.find("max relative difference ");
   ASSERT_NE(at, std::string::npos);

@@ -218,8 +218,12 @@ int run(const RunArgs& a) {
       quiet->line = line;
     }
     if (a.profile) {
-      std::vector<double> group_ms = time_groups(fused, plan.groups.size(), inputs, a.repeat).second;
-      std::printf("profile (median of %d run(s)): group, kind, label, ms, predicted bytes saved\n", a.repeat);
+      const auto [profiled_ms, group_ms] = time_groups(fused, plan.groups.size(), inputs, a.repeat);
+      double groups_sum = 0;
+      for (double g : group_ms) groups_sum += g;
+      std::printf("profile (median of %d run(s); the profiled forward %.2f ms, its groups' medians sum to %.2f ms): "
+                  "group, kind, label, ms, predicted bytes saved\n",
+                  a.repeat, profiled_ms, groups_sum);
       for (const FusionGroup& grp : plan.groups)
         std::printf("  g%-4d %-17s %-16s %9.3f ms %10.2f MB%s\n", grp.id, fusion_kind_name(grp.kind),
                     grp.kernel.label.c_str(), group_ms[grp.id], grp.bytes_saved() / 1e6,
