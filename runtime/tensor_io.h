@@ -28,6 +28,9 @@ std::string onnx_type_name(int onnx_type);
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
                          const std::string& external_dir = "");
+// The same, but a large tensor's raw_data is moved out of `p` into a deferred tensor (copied into
+// its storage when first read): an ONNX model's weights are held once, and not read by planning.
+Tensor take_tensor_from_proto(onnx::TensorProto& p, const std::string& what, const std::string& external_dir);
 // The byte size its dims and type declare (overflow-checked; GafError naming `what`), without
 // reading its data: the importer sums these against the memory budget before allocating.
 int64_t tensor_proto_bytes(const onnx::TensorProto& p, const std::string& what);

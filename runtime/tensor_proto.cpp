@@ -169,6 +169,29 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
   return t;
 }
 
+Tensor take_tensor_from_proto(onnx::TensorProto& p, const std::string& what, const std::string& external_dir) {
+  // Small tensors (shapes, scalars, biases) are read at once: folding reads most of them.
+  constexpr int64_t kDeferFrom = 64 * 1024;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL || !p.has_raw_data() ||
+      static_cast<int64_t>(p.raw_data().size()) < kDeferFrom)
+    return tensor_from_proto(p, what, external_dir);
+  DType dtype = dtype_from_onnx(p.data_type(), what);
+  Shape shape(p.dims().begin(), p.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) throw GafError(what + ": negative dim in tensor shape " + shape_str(shape));
+  const int64_t bytes = tensor_proto_bytes(p, what);
+  if (static_cast<int64_t>(p.raw_data().size()) != bytes)
+    throw GafError(what + ": raw data has " + std::to_string(p.raw_data().size()) + " bytes, expected " +
+                   std::to_string(bytes) + " for " + dtype_name(dtype) + shape_str(shape));
+  // The message's bytes, moved out of it (no copy), become the tensor's when first read: a plan
+  // or a report reads no weight, and a run holds each weight once (the bytes are freed when the
+  // tensor's storage is made).
+  std::shared_ptr<std::string> raw(p.release_raw_data());
+  return Tensor::deferred(dtype, shape, [raw](Tensor& t) {
+    if (!raw->empty()) std::memcpy(t.raw(), raw->data(), raw->size());
+  });
+}
+
 Tensor read_tensor_pb(const std::string& path) {
   // Protobuf messages are limited to 2 GB.
   const std::string bytes = read_regular_file(path, "tensor file", INT32_MAX);

@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -157,6 +158,34 @@ TEST(HostileTensorProto, DeclaredSizeCheckedBeforeAllocating) {
   p.clear_raw_data();
   p.set_dims(0, int64_t{1} << 61);
   EXPECT_ERROR(tensor_from_proto(p, "w"), "w: float32[2305843009213693952,2] has more bytes than fit");
+}
+
+// A model's large raw_data weight is moved out of the message into a deferred tensor: nothing is
+// allocated until it is read, then it holds the bytes; a wrong size is refused first, naming it.
+TEST(HostileTensorProto, LargeRawDataTakenNotCopied) {
+  onnx::TensorProto p;
+  p.set_data_type(onnx::TensorProto::FLOAT);
+  p.add_dims(256);
+  p.add_dims(128);
+  std::string raw(256 * 128 * sizeof(float), '\0');
+  for (int i = 0; i < 256 * 128; ++i) {
+    const float v = static_cast<float>(i);
+    std::memcpy(raw.data() + i * sizeof(float), &v, sizeof v);
+  }
+  p.set_raw_data(raw);
+  const int64_t before = tensor_bytes_live();
+  Tensor t = take_tensor_from_proto(p, "w", "");
+  EXPECT_FALSE(p.has_raw_data()) << "moved out of the message";
+  EXPECT_FALSE(t.materialized());
+  EXPECT_EQ(tensor_bytes_live(), before);
+  EXPECT_EQ(t.data<float>()[0], 0.0f);
+  EXPECT_EQ(t.data<float>()[256 * 128 - 1], static_cast<float>(256 * 128 - 1));
+  onnx::TensorProto bad;
+  bad.set_data_type(onnx::TensorProto::FLOAT);
+  bad.add_dims(256);
+  bad.add_dims(129);
+  bad.set_raw_data(raw);
+  EXPECT_ERROR(take_tensor_from_proto(bad, "w", ""), "w: raw data has 131072 bytes, expected 132096");
 }
 
 // ---- file writes ----------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "fusion/ops/registry.h"
@@ -54,8 +55,7 @@ AttrValue attr_from_onnx(const onnx::AttributeProto& a, const std::string& what,
 
 }  // namespace
 
-Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_dir,
-                        const std::string& what) {
+Graph import_onnx_model(onnx::ModelProto& model, const std::string& model_dir, const std::string& what) {
   if (!model.has_graph()) throw GafError(what + ": the model has no graph");
   const onnx::GraphProto& gp = model.graph();
   int64_t opset = -1;
@@ -96,8 +96,8 @@ Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_
     weight_bytes = checked_add(weight_bytes, tensor_proto_bytes(init, what + ": initializer '" + init.name() + "'"),
                                "weight bytes");
   check_memory_budget(weight_bytes, what + ": the model's " + std::to_string(gp.initializer_size()) + " weights");
-  for (const auto& init : gp.initializer())
-    g.add_initializer(init.name(), tensor_from_proto(init, what + ": initializer '" + init.name() + "'", model_dir));
+  for (onnx::TensorProto& init : *model.mutable_graph()->mutable_initializer())
+    g.add_initializer(init.name(), take_tensor_from_proto(init, what + ": initializer '" + init.name() + "'", model_dir));
   for (const auto& in : gp.input()) {
     if (g.has_value(in.name())) continue;  // old exporters list initializers as inputs too
     g.add_value(in.name(), type_from_onnx(in.type(), what + ": input '" + in.name() + "'"));
@@ -153,9 +153,16 @@ namespace {
 
 onnx::ModelProto parse_onnx_file(const std::string& path) {
   // Protobuf messages are limited to 2 GB (larger models keep their weights as external data).
-  const std::string bytes = read_regular_file(path, "model file", INT32_MAX);
+  {
+    RegularFile f(path, "model file");
+    if (f.size() > INT32_MAX)
+      throw GafError(path + ": model file of " + std::to_string(f.size()) + " bytes is larger than " +
+                     std::to_string(INT32_MAX) + " bytes");
+  }
+  // Parsed from the stream: the file's bytes are not held beside the message's.
+  std::ifstream in(path, std::ios::binary);
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
+  if (!in || !model.ParseFromIstream(&in))
     throw GafError(path + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     throw GafError(path + ": not a valid ONNX model (no graph)");

@@ -23,7 +23,7 @@ constexpr int64_t kMaxOnnxOpset = 18;
 Graph import_onnx_file(const std::string& path, const BranchConditions& branches = {});
 // The bool inputs an If of the model at `path` branches on (if_branches.h); GafError naming the file.
 std::vector<std::string> onnx_branch_inputs(const std::string& path);
-Graph import_onnx_model(const onnx::ModelProto& model, const std::string& model_dir,
-                        const std::string& what);
+// Large raw_data weights are moved out of `model` (take_tensor_from_proto), not copied.
+Graph import_onnx_model(onnx::ModelProto& model, const std::string& model_dir, const std::string& what);
 
 }  // namespace gaf
