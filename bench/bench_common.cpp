@@ -23,9 +23,9 @@ double time_ms(const std::function<void()>& f) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
-                                        int rounds, const std::vector<int>& max_rounds,
-                                        const std::vector<std::string>& names, int pause_ms) {
+std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants, int rounds,
+                                        const std::vector<int>& max_rounds, const std::vector<std::string>& names,
+                                        int pause_ms) {
   const size_t n = variants.size();
   // Optionally idle before each run, so the previous variant's spinning worker threads are asleep.
   // Off by default: on this VM a run after 250 ms idle is slower (oneDNN 67 -> 90 ms, ours 68 ->
@@ -76,10 +76,9 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<double()
 Graph prepared(GraphBuilder& b) {
   Graph g = b.finish();
   ReferenceExecutor folder;
-  prepare_graph(g, {}, [&folder](const Node& n, const std::vector<const Tensor*>& in,
-                                 const std::vector<const TensorDesc*>& types) {
-    return folder.run_node(n, in, types);
-  });
+  prepare_graph(g, {},
+                [&folder](const Node& n, const std::vector<const Tensor*>& in,
+                          const std::vector<const TensorDesc*>& types) { return folder.run_node(n, in, types); });
   return g;
 }
 

@@ -12,20 +12,20 @@
 namespace gaf::bench {
 
 struct BenchOptions {
-  int repeat = 7;                      // timed rounds per case (MatMul shapes: 10x as many)
+  int repeat = 7;  // timed rounds per case (MatMul shapes: 10x as many)
   std::vector<int64_t> seqs{128, 512};
   int layers = 12;
-  std::set<std::string> only;          // sections to run; empty = all
+  std::set<std::string> only;               // sections to run; empty = all
   std::string work_dir = "/tmp/gaf_bench";  // weights/inputs for PyTorch, the exported ONNX
   std::string python = "/usr/bin/python3";
-  int threads = 1;                     // cores: PyTorch's thread count
-  int torch_rounds = 2;                // PyTorch eager is timed this many times, after the rounds
-  int pause_ms = 0;                    // BERT: idle before every run (see interleaved_medians)
-  double peak_gflops = 0;              // measured, for "% of peak"
+  int threads = 1;         // cores: PyTorch's thread count
+  int torch_rounds = 2;    // PyTorch eager is timed this many times, after the rounds
+  int pause_ms = 0;        // BERT: idle before every run (see interleaved_medians)
+  double peak_gflops = 0;  // measured, for "% of peak"
   // "key=value,...": the MatMul section also times ours with these MatMulParams changed
   // (vectors, rows, k_unroll, a_block_bytes, k_block), interleaved: an A/B of one parameter.
   std::string matmul_alt;
-  bool bert_unpacked = false;  // the BERT section also times ours fused with weights not packed
+  bool bert_unpacked = false;                          // the BERT section also times ours fused with weights not packed
   std::vector<int64_t> dynamic_seqs{1, 32, 128, 512};  // section "dynamic": the lengths measured
   bool want(const std::string& section) const { return only.empty() || only.count(section) != 0; }
 };
@@ -44,8 +44,8 @@ double time_ms(const std::function<void()>& f);
 struct Timing {
   double median_ms, min_ms;
 };
-std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants,
-                                        int rounds, const std::vector<int>& max_rounds = {},
+std::vector<Timing> interleaved_medians(const std::vector<std::function<double()>>& variants, int rounds,
+                                        const std::vector<int>& max_rounds = {},
                                         const std::vector<std::string>& names = {}, int pause_ms = 0);
 
 // Shape inference and folding for a builder-made graph (all dims static).

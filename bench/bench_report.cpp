@@ -21,10 +21,14 @@ std::string fmt(const char* f, double v) {
 std::string xml_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
   }
   return o;
 }
@@ -42,24 +46,35 @@ std::string markdown_table(const Report& r) {
        "max rel diff | target | note |\n"
     << "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const Row& w : r.rows)
-    o << "| " << w.section << " | " << w.what << " | " << w.variant << " | " << fmt("%.2f", w.ms)
-      << " | " << fmt("%.2f", w.min_ms) << " | " << fmt("%.1f", w.gflops) << " | " << fmt("%.1f%%", w.pct_peak) << " | "
-      << fmt("%.2fx", w.vs_fused) << " | " << fmt("%.1e", w.max_rel_diff) << " | " << w.target
-      << " | " << w.note << " |\n";
+    o << "| " << w.section << " | " << w.what << " | " << w.variant << " | " << fmt("%.2f", w.ms) << " | "
+      << fmt("%.2f", w.min_ms) << " | " << fmt("%.1f", w.gflops) << " | " << fmt("%.1f%%", w.pct_peak) << " | "
+      << fmt("%.2fx", w.vs_fused) << " | " << fmt("%.1e", w.max_rel_diff) << " | " << w.target << " | " << w.note
+      << " |\n";
   return o.str();
 }
 
 void write_json(const std::string& path, const Report& r) {
   auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
-  nlohmann::json j{{"format", "graph-autofusion/bench/1"}, {"command", r.command}, {"date", r.date},
-                   {"cpu", r.cpu},   {"cores", r.cores},   {"repeat", r.repeat},
-                   {"load_average_start", r.load_start}, {"load_average_end", r.load_end}};
+  nlohmann::json j{{"format", "graph-autofusion/bench/1"},
+                   {"command", r.command},
+                   {"date", r.date},
+                   {"cpu", r.cpu},
+                   {"cores", r.cores},
+                   {"repeat", r.repeat},
+                   {"load_average_start", r.load_start},
+                   {"load_average_end", r.load_end}};
   j["rows"] = nlohmann::json::array();
   for (const Row& w : r.rows)
-    j["rows"].push_back({{"section", w.section}, {"case", w.what}, {"variant", w.variant},
-                         {"median_ms", num(w.ms)}, {"min_ms", num(w.min_ms)}, {"gflops", num(w.gflops)},
-                         {"pct_peak", num(w.pct_peak)}, {"ms_over_ours_fused", num(w.vs_fused)},
-                         {"max_rel_diff", num(w.max_rel_diff)}, {"target", w.target},
+    j["rows"].push_back({{"section", w.section},
+                         {"case", w.what},
+                         {"variant", w.variant},
+                         {"median_ms", num(w.ms)},
+                         {"min_ms", num(w.min_ms)},
+                         {"gflops", num(w.gflops)},
+                         {"pct_peak", num(w.pct_peak)},
+                         {"ms_over_ours_fused", num(w.vs_fused)},
+                         {"max_rel_diff", num(w.max_rel_diff)},
+                         {"target", w.target},
                          {"note", w.note}});
   write_file(path, j.dump(2) + "\n");
 }
@@ -84,11 +99,11 @@ void write_svg(const std::string& path, const Report& r) {
   const int label_w = 380, plot_w = 520, bar_h = 16, gap = 4, head = 50;
   const int height = head + static_cast<int>(bars.size()) * (bar_h + gap) + 30;
   std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << label_w + plot_w + 90 << "' height='"
-    << height << "' font-family='sans-serif' font-size='11'>\n"
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << label_w + plot_w + 90 << "' height='" << height
+    << "' font-family='sans-serif' font-size='11'>\n"
     << "<rect width='100%' height='100%' fill='white'/>\n"
-    << "<text x='10' y='18' font-size='14'>gaf_bench: GFLOP/s (higher is better), " << xml_escape(r.cpu)
-    << ", " << r.cores << " cores" << (std::isnan(peak) ? "" : ", measured FMA peak " + fmt("%.0f", peak) + " GFLOP/s")
+    << "<text x='10' y='18' font-size='14'>gaf_bench: GFLOP/s (higher is better), " << xml_escape(r.cpu) << ", "
+    << r.cores << " cores" << (std::isnan(peak) ? "" : ", measured FMA peak " + fmt("%.0f", peak) + " GFLOP/s")
     << "</text>\n<text x='10' y='34' fill='#555'>" << xml_escape(r.date) << "  " << xml_escape(r.command)
     << "</text>\n";
   auto color = [](const std::string& v) {
@@ -102,10 +117,9 @@ void write_svg(const std::string& path, const Report& r) {
     int len = static_cast<int>(plot_w * w->gflops / top);
     o << "<text x='" << label_w - 6 << "' y='" << y + bar_h - 4 << "' text-anchor='end'>"
       << xml_escape(w->section + " " + w->what + " — " + w->variant) << "</text>\n"
-      << "<rect x='" << label_w << "' y='" << y << "' width='" << std::max(len, 1) << "' height='"
-      << bar_h << "' fill='" << color(w->variant) << "'/>\n"
-      << "<text x='" << label_w + len + 4 << "' y='" << y + bar_h - 4 << "'>" << fmt("%.1f", w->gflops)
-      << "</text>\n";
+      << "<rect x='" << label_w << "' y='" << y << "' width='" << std::max(len, 1) << "' height='" << bar_h
+      << "' fill='" << color(w->variant) << "'/>\n"
+      << "<text x='" << label_w + len + 4 << "' y='" << y + bar_h - 4 << "'>" << fmt("%.1f", w->gflops) << "</text>\n";
     y += bar_h + gap;
   }
   if (peak_line) {

@@ -11,10 +11,10 @@ namespace gaf::bench {
 constexpr double kNone = NAN;  // a cell that does not apply
 
 struct Row {
-  std::string section;  // "peak", "matmul", "bert", "onnx"
-  std::string what;     // the case: a shape, "builtin seq 128", ...
-  std::string variant;  // "ours fused", "ours unfused", "oneDNN", "PyTorch eager", ...
-  double ms = kNone;    // median wall time of one run
+  std::string section;    // "peak", "matmul", "bert", "onnx"
+  std::string what;       // the case: a shape, "builtin seq 128", ...
+  std::string variant;    // "ours fused", "ours unfused", "oneDNN", "PyTorch eager", ...
+  double ms = kNone;      // median wall time of one run
   double min_ms = kNone;  // fastest run (the spread to the median shows the noise)
   double gflops = kNone;
   double pct_peak = kNone;

@@ -67,19 +67,20 @@ int run(BenchOptions o, Report& rep, const std::string& json, const std::string&
   p.gflops = best;
   p.pct_peak = 100.0;
   char note[128];
-  std::snprintf(note, sizeof note, "best of 5 x 0.2 s at start (%.1f) and at end (%.1f)", start_gflops,
-                end_gflops);
+  std::snprintf(note, sizeof note, "best of 5 x 0.2 s at start (%.1f) and at end (%.1f)", start_gflops, end_gflops);
   p.note = note;
   rep.rows.insert(rep.rows.begin(), p);
   rep.load_end = load_average();
-  std::printf("gaf_bench, %s, %s (%d cores), load average %s at start, %s at end; medians of "
-              "interleaved runs (%d rounds; MatMul shapes %d)\n\n",
-              rep.date.c_str(), rep.cpu.c_str(), rep.cores, rep.load_start.c_str(),
-              rep.load_end.c_str(), o.repeat, std::max(10, 10 * o.repeat));
+  std::printf(
+      "gaf_bench, %s, %s (%d cores), load average %s at start, %s at end; medians of "
+      "interleaved runs (%d rounds; MatMul shapes %d)\n\n",
+      rep.date.c_str(), rep.cpu.c_str(), rep.cores, rep.load_start.c_str(), rep.load_end.c_str(), o.repeat,
+      std::max(10, 10 * o.repeat));
   if (std::atof(rep.load_start.c_str()) > 0.5)
-    std::printf("warning: load average %s before the bench started: other processes were using the "
-                "CPUs; the OpenMP peers (oneDNN, PyTorch) suffer most (compare min and median ms)\n\n",
-                rep.load_start.c_str());
+    std::printf(
+        "warning: load average %s before the bench started: other processes were using the "
+        "CPUs; the OpenMP peers (oneDNN, PyTorch) suffer most (compare min and median ms)\n\n",
+        rep.load_start.c_str());
   std::printf("%s", markdown_table(rep).c_str());
   if (!json.empty()) write_json(json, rep);
   if (!svg.empty()) write_svg(svg, rep);
@@ -116,9 +117,12 @@ int main(int argc, char** argv) {
   app.add_option("--svg", svg, "also write a bar chart of GFLOP/s to FILE (SVG)");
   app.add_option("--work-dir", o.work_dir, "scratch folder: weights and inputs for PyTorch, the exported ONNX")
       ->capture_default_str();
-  app.add_option("--pause-ms", o.pause_ms, "BERT: idle milliseconds before every run (a cold start: slower on this VM, oneDNN most)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--torch-rounds", o.torch_rounds, "PyTorch eager is timed N times (at most --repeat), after the interleaved rounds")
+  app.add_option("--pause-ms", o.pause_ms,
+                 "BERT: idle milliseconds before every run (a cold start: slower on this VM, oneDNN most)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--torch-rounds", o.torch_rounds,
+                 "PyTorch eager is timed N times (at most --repeat), after the interleaved rounds")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--python", o.python, "the Python that has torch")->capture_default_str();

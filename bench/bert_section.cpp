@@ -63,7 +63,7 @@ struct Ours {
 struct Variant {
   std::string section, variant, note;
   std::function<double()> time;
-  Tensor out;  // of the warm-up run, compared with ours fused (builtin)
+  Tensor out;          // of the warm-up run, compared with ours fused (builtin)
   int max_rounds = 0;  // 0: every round
 };
 
@@ -75,8 +75,7 @@ void write_weights(const Graph& g, const std::string& dir) {
       write_npy(dir + "/" + name + ".npy", *v.constant);
 }
 
-Row skipped(const std::string& section, const std::string& what, const std::string& variant,
-            const std::string& why) {
+Row skipped(const std::string& section, const std::string& what, const std::string& variant, const std::string& why) {
   Row r{section, what, variant};
   r.note = why;
   return r;
@@ -91,8 +90,7 @@ std::string fixed(const char* f, double v) {
 // Ours fused in a process of its own (`argv`): the packed weights must replace the originals, so
 // the run's peak RSS (weights, activations, code, and for the JIT the Halide/LLVM compiler) is
 // checked against 1.3x the weights plus the activation arena at seq 128, 12 layers.
-Row memory_row(const std::vector<std::string>& argv, const std::string& variant, const std::string& what,
-               bool check) {
+Row memory_row(const std::vector<std::string>& argv, const std::string& variant, const std::string& what, bool check) {
   std::string why;
   std::optional<RunMemory> m = run_memory(argv, why);
   if (!m) {
@@ -167,15 +165,14 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
                               "PyTorch: not found, skipped (it exports the ONNX)"));
     if (with_builtin && o.bert_unpacked) {
       unpacked = std::make_unique<Ours>(g, true, false);
-      vs.push_back({"bert", "ours fused, weights unpacked", "",
-                    [&] { return time_ms([&] { unpacked->run(in); }); }, unpacked->first_run(in)});
+      vs.push_back({"bert", "ours fused, weights unpacked", "", [&] { return time_ms([&] { unpacked->run(in); }); },
+                    unpacked->first_run(in)});
     }
     if (with_builtin) {
       std::fprintf(stderr, "bert %s: compiling ours unfused...\n", what.c_str());
       unfused = std::make_unique<Ours>(g, false);
       vs.push_back({"bert", "ours unfused", std::to_string(unfused->groups()) + " groups",
-                    [&] { return time_ms([&] { unfused->run(in); }); },
-                    unfused->first_run(in)});
+                    [&] { return time_ms([&] { unfused->run(in); }); }, unfused->first_run(in)});
 #if GAF_HAVE_DNNL
       std::fprintf(stderr, "bert %s: building the oneDNN encoder...\n", what.c_str());
       dnnl = std::make_unique<OnednnBert>(g, o.layers, 1, seq);
@@ -198,7 +195,8 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
       write_npy(inputs_dir + "/attention_mask.npy", in.at("attention_mask"));
       std::fprintf(stderr, "bert %s: starting PyTorch eager...\n", what.c_str());
       torch = std::make_unique<TorchBert>(o.python, script, weights_dir, inputs_dir, o.layers, seq, o.threads);
-      vs.push_back({"bert", "PyTorch eager", "torch " + torch->version() + ", " + std::to_string(o.threads) + " threads",
+      vs.push_back({"bert", "PyTorch eager",
+                    "torch " + torch->version() + ", " + std::to_string(o.threads) + " threads",
                     [&] { return torch->run_ms(); }, torch->output(inputs_dir + "/torch_out.npy"),
                     std::min(o.repeat, o.torch_rounds)});
       vs.back().note += ", " + std::to_string(vs.back().max_rounds) + " rounds";
@@ -221,15 +219,12 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
       onnx_fused = std::make_unique<Ours>(og, true);
       onnx_unfused = std::make_unique<Ours>(og, false);
       vs.push_back({"onnx", "ours fused", std::to_string(onnx_fused->groups()) + " groups",
-                    [&] { return time_ms([&] { onnx_fused->run(in); }); },
-                    onnx_fused->first_run(in)});
+                    [&] { return time_ms([&] { onnx_fused->run(in); }); }, onnx_fused->first_run(in)});
       vs.push_back({"onnx", "ours unfused", std::to_string(onnx_unfused->groups()) + " groups",
-                    [&] { return time_ms([&] { onnx_unfused->run(in); }); },
-                    onnx_unfused->first_run(in)});
+                    [&] { return time_ms([&] { onnx_unfused->run(in); }); }, onnx_unfused->first_run(in)});
     }
 
-    std::fprintf(stderr, "bert %s: timing %zu variants interleaved, %d rounds...\n", what.c_str(),
-                 vs.size(), o.repeat);
+    std::fprintf(stderr, "bert %s: timing %zu variants interleaved, %d rounds...\n", what.c_str(), vs.size(), o.repeat);
     std::vector<std::function<double()>> timers;
     std::vector<int> max_rounds;
     std::vector<std::string> names;
@@ -256,9 +251,11 @@ void run_bert_section(const BenchOptions& o, std::vector<Row>& rows) {
         if (is_128) r.target = std::string("plan+JIT <= 30 s: ") + (fused.compile_s <= 30 ? "yes" : "NO");
       }
       if (v.section == "bert" && v.variant == "ours unfused" && is_128)
-        r.target = std::string("fused >= 1.15x faster: ") + (r.vs_fused >= 1.15 ? "yes" : "NO") + fixed(" (%.2fx)", r.vs_fused);
+        r.target = std::string("fused >= 1.15x faster: ") + (r.vs_fused >= 1.15 ? "yes" : "NO") +
+                   fixed(" (%.2fx)", r.vs_fused);
       if (v.section == "bert" && v.variant == "oneDNN hand-fused" && is_128)
-        r.target = std::string("fused <= 1.0x oneDNN time: ") + (r.vs_fused >= 1.0 ? "yes" : "NO") + fixed(" (%.2fx)", 1.0 / r.vs_fused);
+        r.target = std::string("fused <= 1.0x oneDNN time: ") + (r.vs_fused >= 1.0 ? "yes" : "NO") +
+                   fixed(" (%.2fx)", 1.0 / r.vs_fused);
       if (v.section == "onnx") {
         r.note += v.variant == "ours fused" ? fixed(", plan+JIT %.1f s", onnx_fused->compile_s) : "";
         if (v.variant == "ours fused") r.note += fixed(", ONNX fused / builtin fused time %.2fx", r.ms / fused_ms);

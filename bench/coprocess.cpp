@@ -12,8 +12,7 @@ namespace gaf::bench {
 
 Coprocess::Coprocess(const std::vector<std::string>& argv) {
   int in[2], out[2];
-  if (argv.empty() || pipe(in) != 0 || pipe(out) != 0)
-    throw std::runtime_error("coprocess: cannot create pipes");
+  if (argv.empty() || pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("coprocess: cannot create pipes");
   signal(SIGPIPE, SIG_IGN);  // a dead child must give an error, not kill the bench
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("coprocess: fork failed");

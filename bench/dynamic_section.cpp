@@ -56,10 +56,9 @@ void run_dynamic_section(const BenchOptions& o, std::vector<Row>& rows) {
     dynamic.run(in, dyn_out);
     specialised.run(in, spec_out);
     const double diff = max_rel(dyn_out.begin()->second, spec_out.begin()->second);
-    std::vector<Timing> t = interleaved_medians(
-        {[&] { return time_ms([&] { dynamic.run(in, dyn_out); }); },
-         [&] { return time_ms([&] { specialised.run(in, spec_out); }); }},
-        o.repeat);
+    std::vector<Timing> t = interleaved_medians({[&] { return time_ms([&] { dynamic.run(in, dyn_out); }); },
+                                                 [&] { return time_ms([&] { specialised.run(in, spec_out); }); }},
+                                                o.repeat);
     const std::string what = "bert-base " + std::to_string(o.layers) + " layers, seq " + std::to_string(seq);
     Row d{"dynamic", what, "ours dynamic (seq 1.." + std::to_string(hi) + ")"};
     d.ms = t[0].median_ms;

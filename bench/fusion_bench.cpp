@@ -183,7 +183,10 @@ std::vector<Case> cases() {
       {"layernorm", "8x512x768", [] { return layer_norm_graph(8, 512, 768); }},
       {"elementwise", "5 ops, 4096x4096", [] { return elementwise_graph(4096, 4096); }},
       {"matmul_gelu", "128x768x3072", [] { return matmul_gelu_graph(128, 768, 3072); }},
-      {"softmax", "8x12x128x128", [] { return softmax_graph({8, 12, 128, 128}); }},
+      {"softmax", "8x12x128x128",
+       [] {
+         return softmax_graph({8, 12, 128, 128});
+       }},
       {"bert", "bert-base 12L seq 128", [] { return bert_graph(12, 128); }},
   };
 }
@@ -198,13 +201,14 @@ int run(int repeat, const std::vector<std::string>& only) {
   const int64_t triad_n = int64_t{4096} * 4096;
   const double triad = triad_gbps(triad_n, repeat);
   std::printf("median of %d runs after one warm-up, fused and unfused interleaved, outputs reused\n\n", repeat);
-  std::printf("| case | shape | groups fused/unfused | fused ms | unfused ms | unfused/fused | "
-              "bytes saved (MB) | fused rate | max rel diff |\n");
+  std::printf(
+      "| case | shape | groups fused/unfused | fused ms | unfused ms | unfused/fused | "
+      "bytes saved (MB) | fused rate | max rel diff |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows)
     std::printf("| %s | %s | %zu/%zu | %.2f | %.2f | %.2fx | %.1f | %.1f %s | %.2e |\n", r.name.c_str(),
-                r.shape.c_str(), r.groups_fused, r.groups_unfused, r.fused_ms, r.unfused_ms,
-                r.unfused_ms / r.fused_ms, r.bytes_saved / 1e6, r.rate, r.rate_unit, r.max_rel_diff);
+                r.shape.c_str(), r.groups_fused, r.groups_unfused, r.fused_ms, r.unfused_ms, r.unfused_ms / r.fused_ms,
+                r.bytes_saved / 1e6, r.rate, r.rate_unit, r.max_rel_diff);
   std::printf("| triad | a = b + 3c, 3 x %lld floats, %u threads | - | %.2f | - | - | - | %.1f GB/s | - |\n",
               static_cast<long long>(triad_n), std::max(1u, std::thread::hardware_concurrency()),
               12.0 * triad_n / (triad * 1e6), triad);

@@ -17,9 +17,7 @@ namespace gaf::bench {
 namespace {
 
 enum class Epi { Bias, BiasGelu, BiasResidual };
-const char* epi_name(Epi e) {
-  return e == Epi::Bias ? "bias" : e == Epi::BiasGelu ? "bias+gelu" : "bias+residual";
-}
+const char* epi_name(Epi e) { return e == Epi::Bias ? "bias" : e == Epi::BiasGelu ? "bias+gelu" : "bias+residual"; }
 
 struct Shape3 {
   int64_t K, N;
@@ -47,8 +45,7 @@ Tensor normal(Shape s, float stddev, uint32_t seed) {
 Graph matmul_graph(int64_t B, int64_t S, const Shape3& s) {
   GraphBuilder g("matmul_" + std::string(epi_name(s.epi)));
   ValueRef x = g.input("x", DType::Float32, {B, S, s.K});
-  ValueRef h = g.add(g.matmul(x, g.weight("W", normal({s.K, s.N}, 0.02f, 1))),
-                     g.weight("b", normal({s.N}, 0.02f, 2)));
+  ValueRef h = g.add(g.matmul(x, g.weight("W", normal({s.K, s.N}, 0.02f, 1))), g.weight("b", normal({s.N}, 0.02f, 2)));
   if (s.epi == Epi::BiasGelu) {
     ValueRef e = g.erf(g.div(h, g.scalar(1.4142135381698608f)));
     h = g.mul(g.mul(h, g.add(e, g.scalar(1.0f))), g.scalar(0.5f));
@@ -77,13 +74,20 @@ AltParams alt_params(const std::string& alt) {
     if (eq == std::string::npos) throw GafError("--matmul-alt: '" + kv + "' is not key=value");
     std::string key = kv.substr(0, eq);
     int64_t v = std::stoll(kv.substr(eq + 1));
-    if (key == "vectors") m.vectors = static_cast<int>(v);
-    else if (key == "rows") m.rows = static_cast<int>(v);
-    else if (key == "k_unroll") m.k_unroll = static_cast<int>(v);
-    else if (key == "a_block_bytes") m.a_block_bytes = v;
-    else if (key == "k_block") m.k_block = static_cast<int>(v);
-    else if (key == "pack") r.pack = v != 0;
-    else throw GafError("--matmul-alt: unknown MatMul parameter '" + key + "'");
+    if (key == "vectors")
+      m.vectors = static_cast<int>(v);
+    else if (key == "rows")
+      m.rows = static_cast<int>(v);
+    else if (key == "k_unroll")
+      m.k_unroll = static_cast<int>(v);
+    else if (key == "a_block_bytes")
+      m.a_block_bytes = v;
+    else if (key == "k_block")
+      m.k_block = static_cast<int>(v);
+    else if (key == "pack")
+      r.pack = v != 0;
+    else
+      throw GafError("--matmul-alt: unknown MatMul parameter '" + key + "'");
     pos = end + 1;
   }
   return r;
@@ -176,8 +180,7 @@ void run_matmul_section(const BenchOptions& o, std::vector<Row>& rows) {
       d.max_rel_diff = diff;
       set_rate(d, flops, o.peak_gflops);
       char t[64];
-      std::snprintf(t, sizeof t, "ours >= 0.9x oneDNN: %s (%.2fx)", d.vs_fused >= 0.9 ? "yes" : "NO",
-                    d.vs_fused);
+      std::snprintf(t, sizeof t, "ours >= 0.9x oneDNN: %s (%.2fx)", d.vs_fused >= 0.9 ? "yes" : "NO", d.vs_fused);
       r.target = t;
       for (Row& a : alt_row) {
         std::snprintf(t, sizeof t, "this / oneDNN: %.2fx", d.ms / a.ms);
@@ -218,7 +221,9 @@ void run_bf16_section(const BenchOptions& o, std::vector<Row>& rows) {
     r.max_rel_diff = max_rel_diff(out, fp32_out);
     std::vector<std::function<double()>> variants{[&] { return time_ms([&] { ours.run(in, out); }); }};
 #if GAF_HAVE_DNNL
-    Epilogue e = s.epi == Epi::Bias ? Epilogue::Bias : s.epi == Epi::BiasGelu ? Epilogue::BiasGelu : Epilogue::BiasResidual;
+    Epilogue e = s.epi == Epi::Bias       ? Epilogue::Bias
+                 : s.epi == Epi::BiasGelu ? Epilogue::BiasGelu
+                                          : Epilogue::BiasResidual;
     OnednnMatMul dnnl(S, s.K, s.N, e, *g.value("W").constant, *g.value("b").constant, /*bf16=*/true);
     Tensor dst(DType::Float32, {1, S, s.N});
     Tensor residual = in.count("r") ? in.at("r") : Tensor();

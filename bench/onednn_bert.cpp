@@ -35,9 +35,8 @@ memory::desc plain(const memory::dims& dims) {
   return memory::desc(dims, dt::f32, dims.size() == 2 ? tag::ab : tag::abcd);
 }
 
-dnnl::matmul::primitive_desc matmul_pd(const memory::desc& src, const memory::desc& w,
-                                       const memory::desc* bias, const memory::desc& dst,
-                                       const dnnl::primitive_attr& attr) {
+dnnl::matmul::primitive_desc matmul_pd(const memory::desc& src, const memory::desc& w, const memory::desc* bias,
+                                       const memory::desc& dst, const dnnl::primitive_attr& attr) {
   dnnl::matmul::desc d = bias ? dnnl::matmul::desc(src, w, *bias, dst) : dnnl::matmul::desc(src, w, dst);
   return dnnl::matmul::primitive_desc(d, attr, cpu_engine());
 }
@@ -64,8 +63,7 @@ struct OnednnBert::Impl {
 
   Impl(const Graph& g, int layers_, int64_t batch, int64_t seq);
   Layer load_layer(const Graph& g, int l, const dnnl::matmul::primitive_desc& qkv_pd,
-                   const dnnl::matmul::primitive_desc& out_pd,
-                   const dnnl::matmul::primitive_desc& ffn1_pd,
+                   const dnnl::matmul::primitive_desc& out_pd, const dnnl::matmul::primitive_desc& ffn1_pd,
                    const dnnl::matmul::primitive_desc& ffn2_pd);
 };
 
@@ -136,10 +134,10 @@ OnednnBert::Impl::Impl(const Graph& g, int layers_, int64_t batch, int64_t seq)
   for (int l = 0; l < layers; ++l) w.push_back(load_layer(g, l, qkv_pd, out_pd, ffn1_pd, ffn2_pd));
 }
 
-OnednnBert::Impl::Layer OnednnBert::Impl::load_layer(
-    const Graph& g, int l, const dnnl::matmul::primitive_desc& qkv_pd,
-    const dnnl::matmul::primitive_desc& out_pd, const dnnl::matmul::primitive_desc& ffn1_pd,
-    const dnnl::matmul::primitive_desc& ffn2_pd) {
+OnednnBert::Impl::Layer OnednnBert::Impl::load_layer(const Graph& g, int l, const dnnl::matmul::primitive_desc& qkv_pd,
+                                                     const dnnl::matmul::primitive_desc& out_pd,
+                                                     const dnnl::matmul::primitive_desc& ffn1_pd,
+                                                     const dnnl::matmul::primitive_desc& ffn2_pd) {
   const std::string L = "encoder.layer." + std::to_string(l);
   auto t = [&](const std::string& name) -> const Tensor& { return initializer(g, L + name); };
   // Weights [in,out] in a plain layout, reordered into the primitive's layout.
@@ -185,8 +183,8 @@ OnednnBert::~OnednnBert() = default;
 Tensor OnednnBert::run(const Tensor& hidden_states, const Tensor& attention_mask) {
   Impl& m = *impl_;
   if (hidden_states.shape() != Shape{m.B, m.S, m.H} || attention_mask.shape() != Shape{m.B, m.S})
-    throw GafError("OnednnBert::run: expected hidden_states " + shape_str({m.B, m.S, m.H}) +
-                   " and attention_mask " + shape_str({m.B, m.S}));
+    throw GafError("OnednnBert::run: expected hidden_states " + shape_str({m.B, m.S, m.H}) + " and attention_mask " +
+                   shape_str({m.B, m.S}));
   dnnl::stream& s = cpu_stream();
   std::memcpy(m.x.get_data_handle(), hidden_states.raw(), hidden_states.nbytes());
   // Additive mask as HF BERT: 0 where attended, -10000 at padding.
@@ -199,22 +197,28 @@ Tensor OnednnBert::run(const Tensor& hidden_states, const Tensor& attention_mask
   memory ctx_view(m.ctx_md, cpu_engine(), m.ctx_buf.get_data_handle());
   const int post0 = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
   for (const Impl::Layer& w : m.w) {
-    m.qkv.execute(s, Args{{DNNL_ARG_SRC, m.x}, {DNNL_ARG_WEIGHTS, w.wqkv}, {DNNL_ARG_BIAS, w.bqkv},
-                          {DNNL_ARG_DST, m.qkv_buf}});
-    m.scores.execute(s, Args{{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, kt}, {DNNL_ARG_DST, m.scores_buf},
-                             {post0, m.mask_ext}});
+    m.qkv.execute(
+        s, Args{{DNNL_ARG_SRC, m.x}, {DNNL_ARG_WEIGHTS, w.wqkv}, {DNNL_ARG_BIAS, w.bqkv}, {DNNL_ARG_DST, m.qkv_buf}});
+    m.scores.execute(
+        s, Args{{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, kt}, {DNNL_ARG_DST, m.scores_buf}, {post0, m.mask_ext}});
     m.softmax.execute(s, Args{{DNNL_ARG_SRC, m.scores_buf}, {DNNL_ARG_DST, m.scores_buf}});
     m.ctx.execute(s, Args{{DNNL_ARG_SRC, m.scores_buf}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, ctx_view}});
-    m.out.execute(s, Args{{DNNL_ARG_SRC, m.ctx_buf}, {DNNL_ARG_WEIGHTS, w.wo}, {DNNL_ARG_BIAS, w.bo},
-                          {DNNL_ARG_DST, m.attn}, {post0, m.x}});
-    m.ln.execute(s, Args{{DNNL_ARG_SRC, m.attn}, {DNNL_ARG_DST, m.a1}, {DNNL_ARG_SCALE, w.ln1_scale},
+    m.out.execute(s, Args{{DNNL_ARG_SRC, m.ctx_buf},
+                          {DNNL_ARG_WEIGHTS, w.wo},
+                          {DNNL_ARG_BIAS, w.bo},
+                          {DNNL_ARG_DST, m.attn},
+                          {post0, m.x}});
+    m.ln.execute(s, Args{{DNNL_ARG_SRC, m.attn},
+                         {DNNL_ARG_DST, m.a1},
+                         {DNNL_ARG_SCALE, w.ln1_scale},
                          {DNNL_ARG_SHIFT, w.ln1_shift}});
-    m.ffn1.execute(s, Args{{DNNL_ARG_SRC, m.a1}, {DNNL_ARG_WEIGHTS, w.w1}, {DNNL_ARG_BIAS, w.b1},
-                           {DNNL_ARG_DST, m.h}});
-    m.ffn2.execute(s, Args{{DNNL_ARG_SRC, m.h}, {DNNL_ARG_WEIGHTS, w.w2}, {DNNL_ARG_BIAS, w.b2},
-                           {DNNL_ARG_DST, m.o}, {post0, m.a1}});
-    m.ln.execute(s, Args{{DNNL_ARG_SRC, m.o}, {DNNL_ARG_DST, m.x}, {DNNL_ARG_SCALE, w.ln2_scale},
-                         {DNNL_ARG_SHIFT, w.ln2_shift}});
+    m.ffn1.execute(s, Args{{DNNL_ARG_SRC, m.a1}, {DNNL_ARG_WEIGHTS, w.w1}, {DNNL_ARG_BIAS, w.b1}, {DNNL_ARG_DST, m.h}});
+    m.ffn2.execute(
+        s,
+        Args{{DNNL_ARG_SRC, m.h}, {DNNL_ARG_WEIGHTS, w.w2}, {DNNL_ARG_BIAS, w.b2}, {DNNL_ARG_DST, m.o}, {post0, m.a1}});
+    m.ln.execute(
+        s,
+        Args{{DNNL_ARG_SRC, m.o}, {DNNL_ARG_DST, m.x}, {DNNL_ARG_SCALE, w.ln2_scale}, {DNNL_ARG_SHIFT, w.ln2_shift}});
   }
   s.wait();
   Tensor out(DType::Float32, {m.B, m.S, m.H});

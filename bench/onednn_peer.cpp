@@ -44,11 +44,10 @@ struct OnednnMatMul::Impl {
   dnnl::memory src_lp;  // bf16: src converted here by run()
 };
 
-OnednnMatMul::OnednnMatMul(int64_t M, int64_t K, int64_t N, Epilogue e, const Tensor& weights,
-                           const Tensor& bias, bool bf16)
+OnednnMatMul::OnednnMatMul(int64_t M, int64_t K, int64_t N, Epilogue e, const Tensor& weights, const Tensor& bias,
+                           bool bf16)
     : impl_(new Impl{M, K, N, e, {}, {}, {}, {}, {}, {}, {}}) {
-  if (weights.numel() != K * N || bias.numel() != N)
-    throw GafError("OnednnMatMul: weights must be [K,N] and bias [N]");
+  if (weights.numel() != K * N || bias.numel() != N) throw GafError("OnednnMatMul: weights must be [K,N] and bias [N]");
   Impl& m = *impl_;
   m.src_md = dnnl::memory::desc({M, K}, dt::f32, tag::ab);
   const dt lp = bf16 ? dt::bf16 : dt::f32;
@@ -62,8 +61,7 @@ OnednnMatMul::OnednnMatMul(int64_t M, int64_t K, int64_t N, Epilogue e, const Te
   if (e == Epilogue::BiasResidual) po.append_binary(dnnl::algorithm::binary_add, m.res_md);
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_lp_md, w_any, b_md, m.dst_md), attr,
-                                  cpu_engine());
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_lp_md, w_any, b_md, m.dst_md), attr, cpu_engine());
   m.prim = dnnl::matmul(pd);
   dnnl::memory w_plain({{K, N}, dt::f32, tag::ab}, cpu_engine(), const_cast<void*>(weights.raw()));
   m.weights = reorder_to(w_plain, pd.weights_desc());

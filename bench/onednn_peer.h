@@ -25,8 +25,8 @@ class OnednnMatMul {
   // weights [K,N], bias [N]; `residual` [M,N] is read by BiasResidual only. `bf16`: src and
   // weights in bfloat16 (the weights converted here, src by a reorder inside run(), as our bf16
   // kernels round A as they read it), f32 accumulation, bias, post-ops and dst in float32.
-  OnednnMatMul(int64_t M, int64_t K, int64_t N, Epilogue e, const Tensor& weights,
-               const Tensor& bias, bool bf16 = false);
+  OnednnMatMul(int64_t M, int64_t K, int64_t N, Epilogue e, const Tensor& weights, const Tensor& bias,
+               bool bf16 = false);
   ~OnednnMatMul();
   // src [M,K] (any shape with M*K elements), residual [M,N] or undefined; dst [M,N] is written.
   void run(const Tensor& src, const Tensor& residual, Tensor& dst);

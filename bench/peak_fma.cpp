@@ -92,8 +92,7 @@ PeakFma measure_peak_fma(int repeats, double seconds) {
     throw std::runtime_error("peak FMA: the CPU has neither AVX-512F nor AVX2+FMA");
   r.isa = avx512 ? "avx512f" : "avx2+fma";
   r.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 0; i < std::max(1, repeats); ++i)
-    r.gflops = std::max(r.gflops, one_repeat(r.threads, avx512, seconds));
+  for (int i = 0; i < std::max(1, repeats); ++i) r.gflops = std::max(r.gflops, one_repeat(r.threads, avx512, seconds));
   return r;
 }
 

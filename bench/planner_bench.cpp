@@ -39,8 +39,8 @@ void measure(const std::string& family, int size, Graph g, const std::map<std::s
   t0 = Clock::now();
   FusionPlan plan = plan_fusion_rewriting(g, PlannerOptions{}, RuleRegistry::builtin());
   const double plan_s = seconds_since(t0);
-  std::printf("| %-6s | %7d | %7zu | %8.3f | %8.3f | %7zu | %8.1f |\n", family.c_str(), size, nodes, prepare_s,
-              plan_s, plan.groups.size(), static_cast<double>(peak_rss_bytes()) / 1e6);
+  std::printf("| %-6s | %7d | %7zu | %8.3f | %8.3f | %7zu | %8.1f |\n", family.c_str(), size, nodes, prepare_s, plan_s,
+              plan.groups.size(), static_cast<double>(peak_rss_bytes()) / 1e6);
   std::fflush(stdout);
 }
 

@@ -27,12 +27,10 @@ std::string torch_unavailable(const std::string& python) {
   return "";
 }
 
-TorchBert::TorchBert(const std::string& python, const std::string& script,
-                     const std::string& weights_dir, const std::string& inputs_dir, int layers,
-                     int64_t seq, int threads)
-    : proc_(new Coprocess({python, script, "--serve", "--seq", std::to_string(seq), "--layers",
-                           std::to_string(layers), "--threads", std::to_string(threads),
-                           "--weights", weights_dir, "--inputs", inputs_dir})) {
+TorchBert::TorchBert(const std::string& python, const std::string& script, const std::string& weights_dir,
+                     const std::string& inputs_dir, int layers, int64_t seq, int threads)
+    : proc_(new Coprocess({python, script, "--serve", "--seq", std::to_string(seq), "--layers", std::to_string(layers),
+                           "--threads", std::to_string(threads), "--weights", weights_dir, "--inputs", inputs_dir})) {
   nlohmann::json j = answer(*proc_);
   if (!j.value("ready", false)) throw GafError("torch_bert.py: did not start");
   version_ = j.value("torch", "");

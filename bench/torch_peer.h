@@ -19,7 +19,7 @@ class TorchBert {
   // `inputs_dir` (files as written by the bench), then waits for its warm-up.
   TorchBert(const std::string& python, const std::string& script, const std::string& weights_dir,
             const std::string& inputs_dir, int layers, int64_t seq, int threads);
-  double run_ms();                            // one forward, timed inside Python
+  double run_ms();                             // one forward, timed inside Python
   Tensor output(const std::string& npy_path);  // one forward, saved to npy_path and read back
   const std::string& version() const { return version_; }
 

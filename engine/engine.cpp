@@ -51,8 +51,7 @@ std::map<std::string, std::string> measured_apart(const Graph& g, const FusionPl
     std::snprintf(why, sizeof why,
                   "was in a %s group that gaf-tune measured at %.3f ms fused against %.3f ms for its %zu nodes apart "
                   "(schedule database)",
-                  (t->label.empty() ? grp.rule_label() : t->label).c_str(), t->best_ms, *t->apart_ms,
-                  grp.nodes.size());
+                  (t->label.empty() ? grp.rule_label() : t->label).c_str(), t->best_ms, *t->apart_ms, grp.nodes.size());
     for (int n : grp.nodes) apart[g.nodes()[static_cast<size_t>(n)].name] = why;
   }
   return apart;
@@ -88,14 +87,16 @@ void Engine::after_load() {
   requested_precision_ = opts_.precision;
   if (opts_.precision == Precision::Bf16 && !opts_.npu && !opts_.lowp_where_slower && !cpu_has_avx512_bf16()) {
     opts_.precision = Precision::Fp32;
-    precision_note_ = "--precision bf16: this CPU has no bf16 dot products (AVX512-BF16), where bf16 kernels run "
-                      "slower than fp32 (BERT-base 4.1x on an AVX2 AMD EPYC); running fp32 kernels, at least as accurate";
+    precision_note_ =
+        "--precision bf16: this CPU has no bf16 dot products (AVX512-BF16), where bf16 kernels run "
+        "slower than fp32 (BERT-base 4.1x on an AVX2 AMD EPYC); running fp32 kernels, at least as accurate";
   }
   // Likewise int8 without int8 dot products (vpdpbusd): the widening multiplies alone do not pay.
   if (opts_.precision == Precision::Int8 && !opts_.npu && !opts_.lowp_where_slower && !cpu_has_avx512_vnni()) {
     opts_.precision = Precision::Fp32;
-    precision_note_ = "--precision int8: this CPU has no AVX-512 int8 dot products (AVX512-VNNI); running fp32 "
-                      "kernels, at least as accurate";
+    precision_note_ =
+        "--precision int8: this CPU has no AVX-512 int8 dot products (AVX512-VNNI); running fp32 "
+        "kernels, at least as accurate";
   }
   opts_.fusion.check_skip_names(loaded_.graph);
   // Sharded before anything else sees the graph: each rank plans, packs and keeps only its part.
@@ -103,8 +104,10 @@ void Engine::after_load() {
   shard_ = shard_tensor_parallel(loaded_.graph, opts_.tp);
   // The planner's rewrites replace weights (horizontal MatMul, BatchNormalization folding): on a
   // copy only when the loaded graph is kept, so that otherwise the replaced weights are freed.
-  if (opts_.keep_loaded) graph_ = loaded_.graph;
-  else graph_ = std::move(loaded_.graph);
+  if (opts_.keep_loaded)
+    graph_ = loaded_.graph;
+  else
+    graph_ = std::move(loaded_.graph);
 }
 
 const FusionPlan& Engine::plan() {
@@ -146,9 +149,9 @@ FusedExecutor& Engine::compile(const CompileProgress& progress) {
     const Graph& g = graph_;
     // Ranks that loaded different models or options are refused before anything compiles.
     if (opts_.comm && opts_.comm->size() > 1) opts_.comm->check_same(plan_hash(graph_.name, *plan_), "the plan");
-    executor_ = std::make_unique<FusedExecutor>(
-        g, *plan_,
-        ExecutorOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr, progress, opts_.comm.get(), std::move(caches)});
+    executor_ = std::make_unique<FusedExecutor>(g, *plan_,
+                                                ExecutorOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr,
+                                                                progress, opts_.comm.get(), std::move(caches)});
   }
   return *executor_;
 }

@@ -24,12 +24,12 @@
 namespace gaf {
 
 struct EngineOptions {
-  ModelOptions model;                          // --dim bindings; builtin:bert-base's layers, seq, batch
-  PlannerOptions fusion;                       // fusion controls (enabled = false: every op alone)
+  ModelOptions model;     // --dim bindings; builtin:bert-base's layers, seq, batch
+  PlannerOptions fusion;  // fusion controls (enabled = false: every op alone)
   RuleRegistry rules = RuleRegistry::builtin();
-  const ScheduleDb* schedules = nullptr;       // gaf-tune's tuned parameters, when given
-  int threads = 0;                             // Halide's thread pool; 0: HL_NUM_THREADS or one per core
-  std::optional<NpuTarget> npu;                // the target: the host, or the NPU tile model
+  const ScheduleDb* schedules = nullptr;  // gaf-tune's tuned parameters, when given
+  int threads = 0;                        // Halide's thread pool; 0: HL_NUM_THREADS or one per core
+  std::optional<NpuTarget> npu;           // the target: the host, or the NPU tile model
   // Host: MatMul weights rewritten as panels before kernels compile (generators/weight_packing.h).
   // Off for runs that must see the weights as the reference does (gaf verify).
   bool pack_weights = true;

@@ -34,7 +34,8 @@ std::pair<Dim, Dim> ids_dims(const Graph& g, const std::string& file) {
 
 // Binds a dim of the model to one value: a symbol is bound, a fixed extent must equal it.
 void bind_dim(ModelOptions& m, const Dim& d, int64_t v, const std::string& file, const std::string& what) {
-  if (!d.symbol.empty()) m.dims[d.symbol] = v;
+  if (!d.symbol.empty())
+    m.dims[d.symbol] = v;
   else if (d.value != v)
     throw GafError(file + ": input 'input_ids' has " + what + " " + std::to_string(d.value) + ", the run needs " +
                    std::to_string(v));
@@ -59,7 +60,8 @@ DecoderFiles decoder_files(const std::string& dir) {
   if (is_file(pf) && !is_file(sf)) return {pf, pf};
   if (is_file(single)) return {single, single};
   if (is_file(sf)) throw GafError(pf + ": no such file (decoder_with_past_model.onnx needs it beside it)");
-  throw GafError(dir + ": has no decoder (expected decoder_model.onnx and decoder_with_past_model.onnx, "
+  throw GafError(dir +
+                 ": has no decoder (expected decoder_model.onnx and decoder_with_past_model.onnx, "
                  "decoder_model_merged.onnx, or model.onnx with past_key_values.* inputs)");
 }
 
@@ -67,14 +69,18 @@ DecoderDims decoder_dims(const Graph& prefill, const Graph& step, const DecoderF
                          int64_t max_len) {
   const std::string& pf = files.prefill;
   const std::string& sf = files.step;
-  if (max_len < 2) throw GafError("--max-len " + std::to_string(max_len) + ": must be at least 2 (a prompt and one step)");
+  if (max_len < 2)
+    throw GafError("--max-len " + std::to_string(max_len) + ": must be at least 2 (a prompt and one step)");
   DecoderDims d;
   auto [pb, ps] = ids_dims(prefill, pf);
   bind_dim(d.prefill, pb, batch, pf, "batch");
   if (ps.symbol.empty())
-    throw GafError(pf + ": input 'input_ids' has a fixed length " + std::to_string(ps.value) + ", expected a symbolic seq dim");
-  if (max_len == 1) d.prefill.dims[ps.symbol] = 1;
-  else d.prefill.dim_ranges[ps.symbol] = {1, max_len};
+    throw GafError(pf + ": input 'input_ids' has a fixed length " + std::to_string(ps.value) +
+                   ", expected a symbolic seq dim");
+  if (max_len == 1)
+    d.prefill.dims[ps.symbol] = 1;
+  else
+    d.prefill.dim_ranges[ps.symbol] = {1, max_len};
 
   auto [sb, ss] = ids_dims(step, sf);
   bind_dim(d.step, sb, batch, sf, "batch");
@@ -104,8 +110,8 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
   const std::string& sf = files_.step;
   const Graph step_graph = import_onnx_file(sf, files_.step_branch());
   const bool same_graph = files_.single() && files_.branch.empty();
-  dims_ = decoder_dims(same_graph ? step_graph : import_onnx_file(pf, files_.prefill_branch()), step_graph, files_, batch,
-                       max_len);
+  dims_ = decoder_dims(same_graph ? step_graph : import_onnx_file(pf, files_.prefill_branch()), step_graph, files_,
+                       batch, max_len);
   EngineOptions po = base, so = base;
   po.model = dims_.prefill;
   so.model = dims_.step;
@@ -130,7 +136,8 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
   // A single file's prefill reads every past as a tensor of length 0.
   if (files_.single())
     for (const std::string& in : decoder_.pasts)
-      decoder_.prefill_inputs[in] = Tensor(prefill_->graph().value(in).type.dtype, prefill_->graph().value(in).type.shape());
+      decoder_.prefill_inputs[in] =
+          Tensor(prefill_->graph().value(in).type.dtype, prefill_->graph().value(in).type.shape());
   decoder_.prefill = [this](const NamedTensors& in, NamedTensors& out) { prefill_->run(in, out); };
   decoder_.step = [this](const NamedTensors& in, NamedTensors& out) {
     if (!profiling_) return step_->run(in, out);
@@ -166,7 +173,8 @@ void Generator::compile() {
 }
 
 Generation Generator::generate(const Tensor& prompt, int64_t new_tokens, const Sampling& sampling) {
-  if (prompt.dtype() != DType::Int64 || prompt.shape().size() != 2 || prompt.shape()[0] != batch_ || prompt.shape()[1] < 1)
+  if (prompt.dtype() != DType::Int64 || prompt.shape().size() != 2 || prompt.shape()[0] != batch_ ||
+      prompt.shape()[1] < 1)
     throw GafError("prompt is " + std::string(dtype_name(prompt.dtype())) + " " + shape_str(prompt.shape()) +
                    ", expected int64 [" + std::to_string(batch_) + ", P] with P >= 1");
   const int64_t p = prompt.shape()[1];

@@ -25,8 +25,12 @@ struct DecoderFiles {
   std::string prefill, step;
   std::string branch;  // merged: the If's condition input (use_cache_branch)
   bool single() const { return prefill == step; }
-  BranchConditions prefill_branch() const { return branch.empty() ? BranchConditions{} : BranchConditions{{branch, false}}; }
-  BranchConditions step_branch() const { return branch.empty() ? BranchConditions{} : BranchConditions{{branch, true}}; }
+  BranchConditions prefill_branch() const {
+    return branch.empty() ? BranchConditions{} : BranchConditions{{branch, false}};
+  }
+  BranchConditions step_branch() const {
+    return branch.empty() ? BranchConditions{} : BranchConditions{{branch, true}};
+  }
 };
 DecoderFiles decoder_files(const std::string& dir);
 

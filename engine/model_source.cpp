@@ -61,8 +61,8 @@ void check_dims_named(const Graph& g, const std::set<std::string>& dims, const s
 
 }  // namespace
 
-LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
-                       ReferenceExecutor& folder, const TensorMap& known_inputs) {
+LoadedModel load_model(const std::string& spec, const ModelOptions& opts, ReferenceExecutor& folder,
+                       const TensorMap& known_inputs) {
   LoadedModel m;
   m.spec = spec;
   std::map<std::string, int64_t> dims = opts.dims;
@@ -87,8 +87,8 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
       auto r = opts.dim_ranges.find(name);
       return r != opts.dim_ranges.end() ? r->second.str() : std::to_string(dims[name]);
     };
-    m.description = spec + " (" + std::to_string(cfg.layers) + " layers, hidden " +
-                    std::to_string(cfg.hidden) + ", seq " + dim_text("seq") + ", batch " + dim_text("batch") + ")";
+    m.description = spec + " (" + std::to_string(cfg.layers) + " layers, hidden " + std::to_string(cfg.hidden) +
+                    ", seq " + dim_text("seq") + ", batch " + dim_text("batch") + ")";
   } else {
     m.graph = import_onnx_file(spec, opts.branches);
     m.description = spec;
@@ -107,17 +107,17 @@ LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
   for (const auto& [name, r] : opts.dim_ranges) named.insert(name);
   check_dims_named(m.graph, named, spec);
   NodeEvaluator eval = [&folder](const Node& n, const std::vector<const Tensor*>& in,
-                                 const std::vector<const TensorDesc*>& types) {
-    return folder.run_node(n, in, types);
-  };
+                                 const std::vector<const TensorDesc*>& types) { return folder.run_node(n, in, types); };
   try {
     m.passes = prepare_graph(m.graph, dims, eval, opts.dim_ranges);
     for (const std::string& out : opts.last_row_outputs) {
       const std::vector<std::string>& outs = m.graph.outputs();
       if (std::find(outs.begin(), outs.end(), out) == outs.end())
         throw GafError("has no output '" + out + "' (--last-row-output)");
-      if (slice_output_to_last_row(m.graph, out)) spdlog::info("{}: '{}' computed for its last position only", spec, out);
-      else spdlog::info("{}: '{}' is not a MatMul by a weight: computed at every position", spec, out);
+      if (slice_output_to_last_row(m.graph, out))
+        spdlog::info("{}: '{}' computed for its last position only", spec, out);
+      else
+        spdlog::info("{}: '{}' is not a MatMul by a weight: computed at every position", spec, out);
     }
   } catch (const GafError& e) {
     throw GafError(spec + ": " + e.what());

@@ -21,7 +21,7 @@ struct ModelOptions {
   // Graph outputs of which only the last position is read (a prefill's logits in generation):
   // their LM head runs on the last row only (fusion/frontend/last_row.h).
   std::set<std::string> last_row_outputs;
-  int layers = 12;                      // builtin:bert-base
+  int layers = 12;  // builtin:bert-base
   int64_t seq = 128;
   int64_t batch = 1;
 };
@@ -43,8 +43,8 @@ struct DimBinding {
 DimBinding parse_dim_binding(const std::string& s);
 
 // `known_inputs` (optional) lets symbols be bound from the shapes of given input tensors.
-LoadedModel load_model(const std::string& spec, const ModelOptions& opts,
-                       ReferenceExecutor& folder, const TensorMap& known_inputs = {});
+LoadedModel load_model(const std::string& spec, const ModelOptions& opts, ReferenceExecutor& folder,
+                       const TensorMap& known_inputs = {});
 
 // Inputs for a run without input files: float32 N(0,1), int64 zeros, bool true; the BERT mask
 // input is all ones. With `uniform` = {lo, hi}, every float32 input is uniform in [lo, hi]

@@ -14,7 +14,7 @@ namespace {
 // Plugins call register_fusion_rule, which nothing in gaf itself calls: referencing it here makes
 // every executable that can load plugins link it (and, with ENABLE_EXPORTS, export it).
 [[maybe_unused]] __attribute__((used)) void (*const kPluginApi)(RuleRegistry&, const std::string&, Pattern,
-                                                                 GenerateFn) = &register_fusion_rule;
+                                                                GenerateFn) = &register_fusion_rule;
 
 std::string last_dl_error() {
   const char* e = dlerror();
@@ -38,8 +38,8 @@ void load_rule_plugin(const std::string& path, RuleRegistry& rules) {
   auto reg = reinterpret_cast<RegisterFn>(dlsym(lib, "gaf_register_rules"));
   if (!version || !reg) {
     dlclose(lib);
-    throw GafError(where + "exports no extern \"C\" " +
-                   (version ? "gaf_register_rules" : "gaf_plugin_abi_version") + " function");
+    throw GafError(where + "exports no extern \"C\" " + (version ? "gaf_register_rules" : "gaf_plugin_abi_version") +
+                   " function");
   }
   if (int v = version(); v != GAF_RULE_PLUGIN_ABI_VERSION) {
     dlclose(lib);

@@ -51,8 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // 255 = field absent; else the byte itself (64 bytes = the tensor's size is among them).
   const int offset = data[0] == 255 ? -1 : data[0], length = data[1] == 255 ? -1 : data[1];
   const std::string model = model_bytes(offset, length);
-  const std::string path = gaf::fuzz::write_scratch(
-      "external.onnx", reinterpret_cast<const uint8_t*>(model.data()), model.size());
+  const std::string path =
+      gaf::fuzz::write_scratch("external.onnx", reinterpret_cast<const uint8_t*>(model.data()), model.size());
   gaf::fuzz::write_scratch("weights.bin", data + 2, size - 2);
   try {
     gaf::Graph g = gaf::import_onnx_file(path);

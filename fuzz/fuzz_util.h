@@ -27,8 +27,8 @@ inline const std::string& scratch_dir() {
 
 inline std::string write_scratch(const std::string& name, const uint8_t* data, size_t size) {
   std::string path = scratch_dir() + "/" + name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                               static_cast<std::streamsize>(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return path;
 }
 

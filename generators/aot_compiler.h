@@ -22,9 +22,9 @@
 namespace gaf {
 
 struct AotOptions {
-  std::string name;           // library name, a C identifier: NAME.a, NAME.h, NAME_k<i> functions
-  std::string out_dir;        // created if missing
-  std::string model;          // recorded in the plan ("builtin:bert-base", a path)
+  std::string name;     // library name, a C identifier: NAME.a, NAME.h, NAME_k<i> functions
+  std::string out_dir;  // created if missing
+  std::string model;    // recorded in the plan ("builtin:bert-base", a path)
   // Empty: the host JIT target. Else Halide target strings, comma-separated for a library that
   // dispatches at run time (first preferred, last the fallback); "host" = the JIT target.
   std::string halide_target;
@@ -44,9 +44,9 @@ struct AotOptions {
 
 struct AotResult {
   int groups = 0;
-  int kernels = 0;            // distinct signatures compiled
+  int kernels = 0;  // distinct signatures compiled
   int tuned_kernels = 0;
-  std::string target;         // the Halide target string compiled for
+  std::string target;  // the Halide target string compiled for
   int64_t arena_bytes = 0, lower_bound = 0, weight_bytes = 0;
   double seconds = 0;
   std::vector<std::string> files;  // written, final paths

@@ -20,10 +20,10 @@ Communicator* communicator_for(Communicator* comm, const Node& n) {
   const int64_t p = group_size_of(n);
   const int have = comm ? comm->size() : 1;
   if (p != have)
-    throw GafError(n.op_type + " '" + n.name + "' runs across " + std::to_string(p) + " ranks but this run has " +
-                   std::to_string(have) + (have == 1 ? " (start it with mpirun -np " + std::to_string(p) + " ... --tp " +
-                                                           std::to_string(p) + ")"
-                                                     : ""));
+    throw GafError(
+        n.op_type + " '" + n.name + "' runs across " + std::to_string(p) + " ranks but this run has " +
+        std::to_string(have) +
+        (have == 1 ? " (start it with mpirun -np " + std::to_string(p) + " ... --tp " + std::to_string(p) + ")" : ""));
   return p == 1 ? nullptr : comm;
 }
 
@@ -55,14 +55,15 @@ class CommComputeKernel : public GroupKernel {
   CommComputeKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts)
       : reduce_(g.nodes()[grp.nodes.at(0)]), comm_(opts.comm) {
     if (reduce_.op_type != "AllReduce")
-      throw GafError("internal: group g" + std::to_string(grp.id) + " starts with " + reduce_.op_type + ", not AllReduce");
+      throw GafError("internal: group g" + std::to_string(grp.id) + " starts with " + reduce_.op_type +
+                     ", not AllReduce");
     communicator_for(comm_, reduce_);
     const int64_t P = comm_->size();
     const Shape full = shape_of(g, reduce_.outputs[0]);
     const int axis = comm_row_split_axis(full, P);
     if (axis < 0)
-      throw GafError("internal: group g" + std::to_string(grp.id) + ": rows of " + shape_str(full) + " do not split into " +
-                     std::to_string(P) + " ranks");
+      throw GafError("internal: group g" + std::to_string(grp.id) + ": rows of " + shape_str(full) +
+                     " do not split into " + std::to_string(P) + " ranks");
     Shape local = full;
     local[static_cast<size_t>(axis)] /= P;
     // Ranks that share memory read each other's partial sums directly, and the sum joins the
@@ -118,8 +119,10 @@ class CommComputeKernel : public GroupKernel {
           continue;
         }
         Access access = Access::Whole;
-        if (in == reduce_.outputs[0]) access = Access::Reduced;
-        else if (s == full) access = Access::Rows;  // a constant too: each rank reads its rows
+        if (in == reduce_.outputs[0])
+          access = Access::Reduced;
+        else if (s == full)
+          access = Access::Rows;  // a constant too: each rank reads its rows
         else if (row_pos >= 0 && s[static_cast<size_t>(row_pos)] != 1)
           throw GafError("group g" + std::to_string(grp.id) + ": input '" + in + "' " + shape_str(s) +
                          " is neither whole rows of " + shape_str(full) + " nor the same for every row");
@@ -136,7 +139,8 @@ class CommComputeKernel : public GroupKernel {
     }
     for (const std::string& o : grp.outputs) {
       if (!produced.count(o) || shape_of(g, o) != full)
-        throw GafError("internal: group g" + std::to_string(grp.id) + " output '" + o + "' is not a row tensor of its tail");
+        throw GafError("internal: group g" + std::to_string(grp.id) + " output '" + o +
+                       "' is not a row tensor of its tail");
       sub.outputs().push_back(o);
       descs_.push_back({g.value(o).type.dtype, full});
     }
@@ -210,7 +214,8 @@ class CommComputeKernel : public GroupKernel {
       const size_t rows_bytes = outputs[k].nbytes() / static_cast<size_t>(P);
       for (int p = 0; p < P; ++p)
         std::memcpy(static_cast<uint8_t*>(outputs[k].raw()) + rows_bytes * p,
-                    static_cast<const uint8_t*>(shared_outputs_[k][static_cast<size_t>(p)]) + rows_bytes * p, rows_bytes);
+                    static_cast<const uint8_t*>(shared_outputs_[k][static_cast<size_t>(p)]) + rows_bytes * p,
+                    rows_bytes);
     }
   }
   const std::vector<TensorDesc>& output_descs() const override { return descs_; }
@@ -253,15 +258,18 @@ bool needs_communicator(const Graph& g, const FusionGroup& grp) {
   return false;
 }
 
-std::unique_ptr<GroupKernel> compile_comm_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts) {
-  if (!g.dynamic.empty()) throw GafError("group g" + std::to_string(grp.id) + ": collectives with dynamic dims are not supported yet");
+std::unique_ptr<GroupKernel> compile_comm_group_kernel(const Graph& g, const FusionGroup& grp,
+                                                       const KernelOptions& opts) {
+  if (!g.dynamic.empty())
+    throw GafError("group g" + std::to_string(grp.id) + ": collectives with dynamic dims are not supported yet");
   if (grp.nodes.size() == 1) return std::make_unique<CollectiveKernel>(g, grp, opts.comm);
   return std::make_unique<CommComputeKernel>(g, grp, opts);
 }
 
 void run_collective(Communicator* comm, const Node& node, const Tensor& in, Tensor& out) {
   comm = communicator_for(comm, node);
-  if (out.raw() != in.raw() && in.nbytes() > 0 && node.op_type == "AllReduce") std::memcpy(out.raw(), in.raw(), in.nbytes());
+  if (out.raw() != in.raw() && in.nbytes() > 0 && node.op_type == "AllReduce")
+    std::memcpy(out.raw(), in.raw(), in.nbytes());
   if (node.op_type == "AllReduce") {
     if (comm) comm->all_reduce_sum(out.data<float>(), out.numel(), node.name);
     return;

@@ -22,7 +22,8 @@ namespace gaf {
 bool needs_communicator(const Graph& g, const FusionGroup& grp);
 
 // Requires needs_communicator(g, grp).
-std::unique_ptr<GroupKernel> compile_comm_group_kernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts);
+std::unique_ptr<GroupKernel> compile_comm_group_kernel(const Graph& g, const FusionGroup& grp,
+                                                       const KernelOptions& opts);
 
 // One collective node on whole tensors (the reference executor and the lone-collective kernel).
 // `comm` may be null only when the node's group_size is 1. GafError naming the node otherwise.

@@ -21,8 +21,10 @@ std::map<std::string, GenerateFn>& registry() {
 
 void set_custom_algorithm(const std::string& rule, GenerateFn fn) {
   std::lock_guard<std::mutex> lock(registry_mutex());
-  if (fn) registry()[rule] = std::move(fn);
-  else registry().erase(rule);
+  if (fn)
+    registry()[rule] = std::move(fn);
+  else
+    registry().erase(rule);
 }
 
 GenerateFn find_custom_algorithm(const FusionGroup& grp) {
@@ -42,13 +44,13 @@ std::vector<TensorFunc> run_custom_algorithm(const GenerateFn& fn, const std::ve
   };
   if (outs.size() != grp.outputs.size())
     throw GafError(rule + ": the generate step returned " + std::to_string(outs.size()) +
-                    " outputs for the group ending at node '" + g.nodes()[grp.nodes.back()].name + "', which has " +
+                   " outputs for the group ending at node '" + g.nodes()[grp.nodes.back()].name + "', which has " +
                    std::to_string(grp.outputs.size()));
   for (size_t k = 0; k < outs.size(); ++k) {
     const TensorFunc& t = outs[k];
     const TensorType& want = g.value(grp.outputs[k]).type;
-    std::string where = rule + ": generate step output " + std::to_string(k) + " for node '" +
-                        node_of(grp.outputs[k]) + "' ('" + grp.outputs[k] + "') ";
+    std::string where = rule + ": generate step output " + std::to_string(k) + " for node '" + node_of(grp.outputs[k]) +
+                        "' ('" + grp.outputs[k] + "') ";
     if (!t.defined()) throw GafError(where + "is an undefined Func");
     if (t.dtype != want.dtype)
       throw GafError(where + "has dtype " + dtype_name(t.dtype) + ", the graph says " + dtype_name(want.dtype));

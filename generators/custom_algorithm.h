@@ -15,8 +15,8 @@ namespace gaf {
 
 // `inputs[k]` is group input k (FusionGroup::inputs order, constants included) with its dtype and
 // shape; the result is one TensorFunc per FusionGroup::outputs entry, in that order.
-using GenerateFn = std::function<std::vector<TensorFunc>(
-    const std::vector<TensorFunc>& inputs, const Graph& g, const FusionGroup& grp)>;
+using GenerateFn = std::function<std::vector<TensorFunc>(const std::vector<TensorFunc>& inputs, const Graph& g,
+                                                         const FusionGroup& grp)>;
 
 // Process-wide, keyed by rule name; the latest registration of a name wins (an empty `fn`
 // removes the name's generate step).

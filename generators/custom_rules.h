@@ -13,7 +13,6 @@ namespace gaf {
 
 // Adds a CustomRule (FusionKind::Custom, rule_priority::kUser) to `rules` and records the generate
 // step under `name` for compile_group_kernel. Throws GafError if `rules` already has the name.
-void register_fusion_rule(RuleRegistry& rules, const std::string& name, Pattern pattern,
-                          GenerateFn generate = {});
+void register_fusion_rule(RuleRegistry& rules, const std::string& name, Pattern pattern, GenerateFn generate = {});
 
 }  // namespace gaf

@@ -180,10 +180,11 @@ Executable build_executable(const Graph& g, const FusionPlan& plan, const std::s
         if (opts.progress) opts.progress(++done, grp);
         continue;
       }
-      std::shared_ptr<GroupKernel> k = compile_group_kernel(
-          gc, grp,
-          {tuned && !npu ? with_tuned(defaults, *tuned) : defaults, npu ? ScheduleSource::NpuTile : ScheduleSource::Host,
-           npu, tuned && npu ? tuned->npu : NpuScheduleParams{}, opts.comm});
+      std::shared_ptr<GroupKernel> k =
+          compile_group_kernel(gc, grp,
+                               {tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
+                                npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
+                                tuned && npu ? tuned->npu : NpuScheduleParams{}, opts.comm});
       ++out.stats.kernels_compiled;
       if (!k->schedule_fallback().empty())
         out.stats.schedule_fallbacks.push_back(schedule_fallback_line(grp, ks.classes[c], k->schedule_fallback()));

@@ -50,8 +50,10 @@ std::vector<Tensor> FusedExecutor::run_group(size_t s, const std::vector<const T
       continue;
     }
     const TensorType& t = g_.value(o).type;
-    if (shape_numel(t.shape()) > 0) outs.push_back(computed.at(k++));
-    else outs.push_back(Tensor::uninitialized(t.dtype, t.shape()));
+    if (shape_numel(t.shape()) > 0)
+      outs.push_back(computed.at(k++));
+    else
+      outs.push_back(Tensor::uninitialized(t.dtype, t.shape()));
   }
   return outs;
 }

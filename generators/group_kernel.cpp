@@ -24,19 +24,23 @@ Halide::Target group_target(const Graph& g, const FusionGroup& grp) {
 
 class JitGroupKernel : public GroupKernel {
  public:
-  JitGroupKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts)
-      : id_(grp.id), dynamic_(g.dynamic) {
+  JitGroupKernel(const Graph& g, const FusionGroup& grp, const KernelOptions& opts) : id_(grp.id), dynamic_(g.dynamic) {
     const Halide::Target target = group_target(g, grp);
-    holder_ = lower_group_pipeline(g, grp, opts, target, [&](GroupPipeline& p) {
-      // NPU kernels report their staging copies to the simulator (npu_sim.h).
-      if (opts.source == ScheduleSource::NpuTile) p.pipeline().jit_handlers().custom_trace = npu_trace;
-      const bool guard = target.has_feature(Halide::Target::AVX512_SapphireRapids) && !cpu_has_avx512_fp16();
-      const Halide::Target t = guard ? fp16_safe_target(p.pipeline(), p.arguments(), target) : target;
-      // Host kernels are called directly (direct_call.h); NPU kernels through realize, which
-      // routes their trace to the simulator.
-      if (opts.source == ScheduleSource::NpuTile) p.pipeline().compile_jit(t);
-      else direct_ = DirectCall(p.pipeline(), p.arguments(), t, "gaf_g" + std::to_string(grp.id));
-    }, fallback_);
+    holder_ = lower_group_pipeline(
+        g, grp, opts, target,
+        [&](GroupPipeline& p) {
+          // NPU kernels report their staging copies to the simulator (npu_sim.h).
+          if (opts.source == ScheduleSource::NpuTile) p.pipeline().jit_handlers().custom_trace = npu_trace;
+          const bool guard = target.has_feature(Halide::Target::AVX512_SapphireRapids) && !cpu_has_avx512_fp16();
+          const Halide::Target t = guard ? fp16_safe_target(p.pipeline(), p.arguments(), target) : target;
+          // Host kernels are called directly (direct_call.h); NPU kernels through realize, which
+          // routes their trace to the simulator.
+          if (opts.source == ScheduleSource::NpuTile)
+            p.pipeline().compile_jit(t);
+          else
+            direct_ = DirectCall(p.pipeline(), p.arguments(), t, "gaf_g" + std::to_string(grp.id));
+        },
+        fallback_);
   }
   const std::string& schedule_fallback() const override { return fallback_; }
   int run_argv(void** args, size_t n_inputs, const std::vector<std::string>& dim_names) override {
@@ -47,7 +51,9 @@ class JitGroupKernel : public GroupKernel {
 
   const std::vector<TensorDesc>& output_descs() const override { return holder_->output_descs(); }
   const NpuStageMap* npu_stages() const override { return holder_->npu() ? &holder_->npu()->stages : nullptr; }
-  std::vector<std::string> npu_tiles() const override { return holder_->npu() ? holder_->npu()->tiles : std::vector<std::string>{}; }
+  std::vector<std::string> npu_tiles() const override {
+    return holder_->npu() ? holder_->npu()->tiles : std::vector<std::string>{};
+  }
 
   void run(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs, const SymBindings& dims) override {
     size_t i = 0;
@@ -57,8 +63,10 @@ class JitGroupKernel : public GroupKernel {
       auto it = dims.empty() ? upper.find(name) : dims.find(name);
       if (it == (dims.empty() ? upper.end() : dims.end()))
         throw GafError("fused kernel g" + std::to_string(id_) + ": no value for dim '" + name + "'");
-      if (direct_.defined()) scalars_[i++] = static_cast<int32_t>(it->second);
-      else holder_->symbols()[i++].set(static_cast<int32_t>(it->second));
+      if (direct_.defined())
+        scalars_[i++] = static_cast<int32_t>(it->second);
+      else
+        holder_->symbols()[i++].set(static_cast<int32_t>(it->second));
     }
     if (direct_.defined()) {
       outs_.clear();

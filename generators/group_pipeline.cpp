@@ -61,8 +61,8 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
     for (int k : computed_) computed.push_back(outputs[k]);
     std::vector<NpuGroupInput> ins;
     for (size_t k = 0; k < params_.size(); ++k) ins.push_back(NpuGroupInput{params_[k], in_descs_[k].shape});
-    npu_ = apply_npu_schedule("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) + ")",
-                              computed, members, ins, *opts.npu, opts.npu_params);
+    npu_ = apply_npu_schedule("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) + ")", computed,
+                              members, ins, *opts.npu, opts.npu_params);
     out_funcs_ = npu_->gm_outputs;  // the GM copies of the outputs' UB tiles
   } else if (opts.source == ScheduleSource::Host) {
     const TensorFunc* anchor = outputs.size() == 1 ? &outputs[0] : nullptr;
@@ -154,8 +154,8 @@ std::vector<Argument> GroupPipeline::arguments() {
   std::vector<Argument> args;
   for (size_t k = 0; k < params_.size(); ++k) {
     if (!params_[k].defined()) {
-      params_[k] = ImageParam(halide_type(in_descs_[k].dtype), static_cast<int>(in_descs_[k].shape.size()),
-                              param_name(k));
+      params_[k] =
+          ImageParam(halide_type(in_descs_[k].dtype), static_cast<int>(in_descs_[k].shape.size()), param_name(k));
       constrain_dense(params_[k], in_values_[k], false);
     }
     args.push_back(params_[k]);
@@ -200,7 +200,7 @@ TensorFunc GroupPipeline::input(const Graph& g, const FusionGroup& grp, int k) {
 // The default algorithm: each member's builder on the group inputs and the Funcs of the members
 // before it. Returns the group outputs and fills `members` for the schedule.
 std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const FusionGroup& grp,
-                                                     std::vector<MemberFuncs>& members) {
+                                                       std::vector<MemberFuncs>& members) {
   const OpRegistry& reg = OpRegistry::global();
   std::map<std::string, int> input_index;
   for (size_t k = 0; k < grp.inputs.size(); ++k) input_index[grp.inputs[k]] = static_cast<int>(k);
@@ -243,7 +243,8 @@ std::vector<TensorFunc> GroupPipeline::compose_members(const Graph& g, const Fus
     infers_.push_back(std::make_unique<InferContext>(n, types, values));
     descs_.push_back(std::move(descs));
     std::vector<TensorDesc> outs = infer_node(schema, n, types, values);
-    for (const std::string& o : n.outputs) out_extents.push_back(o.empty() ? std::vector<Expr>{} : extents_of(g.value(o)));
+    for (const std::string& o : n.outputs)
+      out_extents.push_back(o.empty() ? std::vector<Expr>{} : extents_of(g.value(o)));
     BuildContext b(*infers_.back(), ins, outs, out_extents, value_exprs);
     schema.build(b);
     MemberFuncs m;

@@ -46,8 +46,7 @@ class GroupPipeline {
 
  private:
   TensorFunc input(const Graph& g, const FusionGroup& grp, int k);
-  std::vector<TensorFunc> compose_members(const Graph& g, const FusionGroup& grp,
-                                          std::vector<MemberFuncs>& members);
+  std::vector<TensorFunc> compose_members(const Graph& g, const FusionGroup& grp, std::vector<MemberFuncs>& members);
   // Dense row-major with mins 0: constant extents and strides where the shape is static, the
   // dims' expressions where it is symbolic.
   void constrain_dense(Halide::OutputImageParam buf, const Value& v, bool output) const;

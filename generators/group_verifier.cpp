@@ -19,8 +19,7 @@ int64_t ordered_bits(float f) {
 
 }  // namespace
 
-TensorError compare_tensors(const std::string& value, const Tensor& got, const Tensor& want,
-                            const Tolerance& tol) {
+TensorError compare_tensors(const std::string& value, const Tensor& got, const Tensor& want, const Tolerance& tol) {
   if (got.dtype() != want.dtype() || got.shape() != want.shape())
     throw GafError("'" + value + "': fused result is " + dtype_name(got.dtype()) + shape_str(got.shape()) +
                    ", reference is " + dtype_name(want.dtype()) + shape_str(want.shape()));
@@ -48,7 +47,7 @@ TensorError compare_tensors(const std::string& value, const Tensor& got, const T
     e.max_rel = std::max(e.max_rel, d / std::fabs(b));
     if (is_float)
       e.max_ulps = std::max(e.max_ulps, static_cast<int64_t>(std::llabs(ordered_bits(got.data<float>()[i]) -
-                                                   ordered_bits(want.data<float>()[i]))));
+                                                                        ordered_bits(want.data<float>()[i]))));
   }
   e.rel_l2 = want2 > 0 ? std::sqrt(diff2 / want2) : 0;
   return e;
@@ -67,9 +66,8 @@ TensorError worse_of(const TensorError& a, const TensorError& b) {
 }
 
 std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, FusedExecutor& fused,
-                                      ReferenceExecutor& ref, const TensorMap& inputs,
-                                      const Tolerance& tol, const VerifyProgress& progress,
-                                      const Graph* kernel_graph) {
+                                      ReferenceExecutor& ref, const TensorMap& inputs, const Tolerance& tol,
+                                      const VerifyProgress& progress, const Graph* kernel_graph) {
   check_graph_inputs(g, inputs);
   std::vector<std::vector<std::string>> reads;
   for (const FusionGroup& grp : plan.groups) reads.push_back(grp.inputs);
@@ -96,8 +94,8 @@ std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, Fu
     for (const std::string& in : grp.inputs) {
       const Value* packed = kernel_graph ? &kernel_graph->value(in) : nullptr;
       const Value& plain = g.value(in);
-      const bool use_packed = packed && packed->constant && plain.constant &&
-                              packed->constant->shape() != plain.constant->shape();
+      const bool use_packed =
+          packed && packed->constant && plain.constant && packed->constant->shape() != plain.constant->shape();
       group_ins.push_back(use_packed ? &*packed->constant : store.get(in));
     }
     std::vector<Tensor> got = fused.run_group(s, group_ins);

@@ -19,7 +19,7 @@ struct Tolerance {
 };
 
 struct TensorError {
-  std::string value;      // the compared tensor (for a group: its worst output)
+  std::string value;  // the compared tensor (for a group: its worst output)
   int64_t elements = 0;
   double max_abs = 0;     // max |got - want|
   double max_rel = 0;     // max |got - want| / |want| over elements with |want| > atol
@@ -31,8 +31,7 @@ struct TensorError {
 };
 
 // Compares `got` with `want` (same dtype and shape, else GafError naming `value`).
-TensorError compare_tensors(const std::string& value, const Tensor& got, const Tensor& want,
-                            const Tolerance& tol);
+TensorError compare_tensors(const std::string& value, const Tensor& got, const Tensor& want, const Tolerance& tol);
 // The worse of two comparisons (more elements outside, then larger max_abs); counts add up.
 TensorError worse_of(const TensorError& a, const TensorError& b);
 
@@ -48,8 +47,7 @@ using VerifyProgress = std::function<void(size_t done, const FusionGroup& grp)>;
 // a group input whose constant is packed there is fed to the kernel from it. One GroupCheck per
 // plan group, in plan order.
 std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, FusedExecutor& fused,
-                                      ReferenceExecutor& ref, const TensorMap& inputs,
-                                      const Tolerance& tol, const VerifyProgress& progress = {},
-                                      const Graph* kernel_graph = nullptr);
+                                      ReferenceExecutor& ref, const TensorMap& inputs, const Tolerance& tol,
+                                      const VerifyProgress& progress = {}, const Graph* kernel_graph = nullptr);
 
 }  // namespace gaf

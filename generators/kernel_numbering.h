@@ -24,8 +24,8 @@ struct KernelNumbering {
     size_t group = 0;        // the first group (plan index) that uses it: the one it is compiled from
     size_t shape_class = 0;  // index into `classes`
   };
-  std::vector<ShapeClass> classes;  // shape_classes(g.dynamic): one (static) without dynamic dims
-  std::vector<Kernel> kernels;      // distinct keys, class by class, in plan order within a class
+  std::vector<ShapeClass> classes;                  // shape_classes(g.dynamic): one (static) without dynamic dims
+  std::vector<Kernel> kernels;                      // distinct keys, class by class, in plan order within a class
   std::vector<std::vector<size_t>> of_class_group;  // [class][group]: index into `kernels`
 
   size_t kernel_of(size_t shape_class, size_t group) const { return of_class_group.at(shape_class).at(group); }

@@ -74,7 +74,8 @@ std::vector<KvCacheBinding> decoder_kv_caches(const Graph& g, int64_t capacity) 
     std::string past = past_prefix + out.substr(present_prefix.size());
     if (std::find(g.inputs().begin(), g.inputs().end(), past) == g.inputs().end()) past.clear();
     // A past bound to length 0 (the prefill of a single-file or merged decoder): nothing to continue.
-    else if (has_zero_extent(g.value(past).sym_shape())) past.clear();
+    else if (has_zero_extent(g.value(past).sym_shape()))
+      past.clear();
     const std::string& along = past.empty() ? out : past;
     const SymShape& dims = g.value(along).sym_dims;
     int axis = -1;
@@ -84,7 +85,8 @@ std::vector<KvCacheBinding> decoder_kv_caches(const Graph& g, int64_t capacity) 
         axis = static_cast<int>(d);
       }
     if (axis < 0)
-      throw GafError("KV cache '" + out + "': '" + along + "' has no dynamic dim to hold the cache length (give it a range with --dim)");
+      throw GafError("KV cache '" + out + "': '" + along +
+                     "' has no dynamic dim to hold the cache length (give it a range with --dim)");
     caches.push_back(KvCacheBinding{out, past, axis, capacity});
   }
   if (caches.empty()) throw GafError("the model has no 'present.*' outputs to keep as KV caches");

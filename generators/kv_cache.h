@@ -16,10 +16,10 @@
 namespace gaf {
 
 struct KvCacheBinding {
-  std::string present;    // a graph output
-  std::string past;       // the graph input it continues; "" when present is computed whole (prefill)
-  int axis = 0;           // the cache's length axis
-  int64_t capacity = 0;   // rows the block holds along `axis`
+  std::string present;   // a graph output
+  std::string past;      // the graph input it continues; "" when present is computed whole (prefill)
+  int axis = 0;          // the cache's length axis
+  int64_t capacity = 0;  // rows the block holds along `axis`
   // Filled by bind_kv_caches: present = Concat(past, rows) on `axis`, computed by a group that
   // does not also read it, so that the group writes only the rows after past's.
   bool append = false;

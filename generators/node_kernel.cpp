@@ -11,8 +11,7 @@ namespace gaf {
 
 using namespace Halide;
 
-std::string node_kernel_key(const OpSchema& schema, const Node& node,
-                            const std::vector<const TensorDesc*>& types,
+std::string node_kernel_key(const OpSchema& schema, const Node& node, const std::vector<const TensorDesc*>& types,
                             const std::vector<const Tensor*>& values) {
   std::ostringstream os;
   os << node.op_type << '|' << node.attrs.fingerprint() << '|' << node.outputs.size() << '|';
@@ -35,8 +34,7 @@ namespace {
 
 class JitNodeKernel : public NodeKernel {
  public:
-  JitNodeKernel(const OpSchema& schema, const Node& node,
-                const std::vector<const TensorDesc*>& types,
+  JitNodeKernel(const OpSchema& schema, const Node& node, const std::vector<const TensorDesc*>& types,
                 const std::vector<const Tensor*>& values) {
     InferContext ictx(node, types, values);
     outs_ = infer_node(schema, node, types, values);
@@ -47,8 +45,7 @@ class JitNodeKernel : public NodeKernel {
       ins[i].dtype = types[i]->dtype;
       ins[i].shape = types[i]->shape;
       if (schema.is_shape_only_input(static_cast<int>(i))) continue;
-      ImageParam p(halide_type(types[i]->dtype), static_cast<int>(types[i]->shape.size()),
-                   "in" + std::to_string(i));
+      ImageParam p(halide_type(types[i]->dtype), static_cast<int>(types[i]->shape.size()), "in" + std::to_string(i));
       params_[i] = p;
       ins[i].func = Func(p);
     }
@@ -56,8 +53,7 @@ class JitNodeKernel : public NodeKernel {
     schema.build(b);
     std::vector<Func> funcs;
     for (int k = 0; k < b.num_outputs(); ++k) {
-      if (!b.outputs()[k].defined())
-        ictx.fail("internal: algorithm did not define output " + std::to_string(k));
+      if (!b.outputs()[k].defined()) ictx.fail("internal: algorithm did not define output " + std::to_string(k));
       // Zero-sized outputs are left out of the pipeline (e.g. an empty part of a Split).
       if (shape_numel(outs_[k].shape) == 0) continue;
       funcs.push_back(b.outputs()[k].func);
@@ -90,8 +86,7 @@ std::unique_ptr<NodeKernel> compile_node_kernel(const OpSchema& schema, const No
   try {
     return std::make_unique<JitNodeKernel>(schema, node, types, values);
   } catch (const Halide::CompileError& e) {
-    throw GafError("node '" + node.name + "' (" + node.op_type +
-                   "): Halide compile error: " + std::string(e.what()));
+    throw GafError("node '" + node.name + "' (" + node.op_type + "): Halide compile error: " + std::string(e.what()));
   }
 }
 

@@ -21,8 +21,7 @@ class NodeKernel {
 
 // Key under which identical nodes (same op, attributes, input types and value-input contents)
 // share one compiled kernel.
-std::string node_kernel_key(const OpSchema& schema, const Node& node,
-                            const std::vector<const TensorDesc*>& types,
+std::string node_kernel_key(const OpSchema& schema, const Node& node, const std::vector<const TensorDesc*>& types,
                             const std::vector<const Tensor*>& values);
 
 std::unique_ptr<NodeKernel> compile_node_kernel(const OpSchema& schema, const Node& node,

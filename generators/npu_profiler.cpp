@@ -90,9 +90,8 @@ int collective_ranks(const Graph& g) {
 
 }  // namespace
 
-NpuPlanModel model_plan_on_npu(const Graph& g, const FusionPlan& plan, const TensorMap& inputs,
-                               const NpuTarget& target, const ProfileProgress& progress,
-                               const ScheduleDb* schedules) {
+NpuPlanModel model_plan_on_npu(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, const NpuTarget& target,
+                               const ProfileProgress& progress, const ScheduleDb* schedules) {
   PlannerOptions off;
   off.enabled = false;
   FusionPlan single = plan_fusion(g, off);

@@ -17,8 +17,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups,
-                                                   const TensorMap& inputs, int runs) {
+std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups, const TensorMap& inputs,
+                                                   int runs) {
   ex.set_profiling(true);
   TensorMap outs;  // reused by every run, as a caller of run() keeps its outputs
   ex.run(inputs, outs);
@@ -65,8 +65,9 @@ std::map<std::string, std::string> groups_slower_fused(const Graph& g, const Fus
     const GroupTiming& t = p.groups[static_cast<size_t>(grp.id)];
     if (t.fused_ms <= t.unfused_ms * (1 + margin) || t.fused_ms - t.unfused_ms <= min_ms) continue;
     char why[200];
-    std::snprintf(why, sizeof why, "was in group g%d (%s), which took %.3f ms fused against %.3f ms for its %zu nodes apart",
-                  grp.id, grp.rule_label().c_str(), t.fused_ms, t.unfused_ms, grp.nodes.size());
+    std::snprintf(why, sizeof why,
+                  "was in group g%d (%s), which took %.3f ms fused against %.3f ms for its %zu nodes apart", grp.id,
+                  grp.rule_label().c_str(), t.fused_ms, t.unfused_ms, grp.nodes.size());
     for (int n : grp.nodes) apart[g.nodes()[static_cast<size_t>(n)].name] = why;
   }
   return apart;

@@ -39,25 +39,21 @@ std::map<std::string, int64_t> check_graph_inputs(const Graph& g, const TensorMa
     const Tensor& t = it->second;
     const TensorType& ty = g.value(name).type;
     if (t.dtype() != ty.dtype)
-      throw GafError("input '" + name + "' has dtype " + dtype_name(t.dtype()) + ", expected " +
-                     dtype_name(ty.dtype));
+      throw GafError("input '" + name + "' has dtype " + dtype_name(t.dtype()) + ", expected " + dtype_name(ty.dtype));
     if (!ty.rank_known) continue;
     if (t.rank() != static_cast<int>(ty.dims.size()))
-      throw GafError("input '" + name + "' has shape " + shape_str(t.shape()) + ", expected " +
-                     ty.str());
+      throw GafError("input '" + name + "' has shape " + shape_str(t.shape()) + ", expected " + ty.str());
     for (int d = 0; d < t.rank(); ++d) {
       const Dim& dim = ty.dims[d];
       int64_t got = t.shape()[d];
       if (!dim.symbol.empty()) {
         auto [b, fresh] = bound.emplace(dim.symbol, got);
         if (!fresh && b->second != got)
-          throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol +
-                         "') is " + std::to_string(got) + " but '" + dim.symbol +
-                         "' is already " + std::to_string(b->second));
+          throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol + "') is " +
+                         std::to_string(got) + " but '" + dim.symbol + "' is already " + std::to_string(b->second));
       }
       if (dim.known() && dim.value != got && dim.symbol.empty())
-        throw GafError("input '" + name + "' has shape " + shape_str(t.shape()) + ", expected " +
-                       ty.str());
+        throw GafError("input '" + name + "' has shape " + shape_str(t.shape()) + ", expected " + ty.str());
       auto range = g.dynamic.find(dim.symbol);
       if (range != g.dynamic.end()) {
         if (!range->second.contains(got))
@@ -67,9 +63,8 @@ std::map<std::string, int64_t> check_graph_inputs(const Graph& g, const TensorMa
         continue;
       }
       if (dim.known() && !dim.symbol.empty() && dim.value != got)
-        throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol +
-                       "') is " + std::to_string(got) + " but was bound to " +
-                       std::to_string(dim.value));
+        throw GafError("input '" + name + "' dim " + std::to_string(d) + " ('" + dim.symbol + "') is " +
+                       std::to_string(got) + " but was bound to " + std::to_string(dim.value));
     }
   }
   return bound;
@@ -86,14 +81,12 @@ NodeKernel& ReferenceExecutor::kernel_for(const OpSchema& schema, const Node& no
   }
   auto t0 = std::chrono::steady_clock::now();
   auto k = compile_node_kernel(schema, node, types, values);
-  stats_.compile_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++stats_.kernels_compiled;
   return *cache_.emplace(key, std::move(k)).first->second;
 }
 
-std::vector<Tensor> ReferenceExecutor::run_node(const Node& node,
-                                                const std::vector<const Tensor*>& inputs,
+std::vector<Tensor> ReferenceExecutor::run_node(const Node& node, const std::vector<const Tensor*>& inputs,
                                                 const std::vector<const TensorDesc*>& types) {
   const OpSchema& schema = OpRegistry::global().get(node);
   std::vector<const Tensor*> values(inputs.size(), nullptr);

@@ -51,8 +51,7 @@ class ReferenceExecutor {
   void set_communicator(Communicator* comm) { comm_ = comm; }
 
  private:
-  NodeKernel& kernel_for(const OpSchema& schema, const Node& node,
-                         const std::vector<const TensorDesc*>& types,
+  NodeKernel& kernel_for(const OpSchema& schema, const Node& node, const std::vector<const TensorDesc*>& types,
                          const std::vector<const Tensor*>& values);
   std::unordered_map<std::string, std::unique_ptr<NodeKernel>> cache_;
   ExecStats stats_;

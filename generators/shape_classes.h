@@ -37,8 +37,7 @@ inline const std::vector<int64_t> kShapeClassCuts = {2, 16, 128, 256, 512, 1024,
 
 // The classes of `dynamic` (the product of every dim's sub-ranges); one class with no ranges
 // when nothing is dynamic.
-std::vector<ShapeClass> shape_classes(const SymbolRanges& dynamic,
-                                      const std::vector<int64_t>& cuts = kShapeClassCuts);
+std::vector<ShapeClass> shape_classes(const SymbolRanges& dynamic, const std::vector<int64_t>& cuts = kShapeClassCuts);
 // The graph a class's kernels are built from: typed at the class's schedule point, with the
 // class's sub-ranges as its dynamic dims (the kernels' parameters get those bounds, and a dim
 // whose sub-range is one value, e.g. seq=1..1, becomes a constant: a static kernel). Nothing

@@ -29,7 +29,11 @@ class ValueStore {
   // reads[s] = the values step s reads.
   ValueStore(const Graph& g, const std::map<std::string, Tensor>& inputs,
              const std::vector<std::vector<std::string>>& reads)
-      : g_(g), env_(inputs), keep_(g.outputs().begin(), g.outputs().end()), owned_(last_uses(reads)), last_use_(owned_) {
+      : g_(g),
+        env_(inputs),
+        keep_(g.outputs().begin(), g.outputs().end()),
+        owned_(last_uses(reads)),
+        last_use_(owned_) {
     for (const auto& [name, _] : inputs) keep_.insert(name);
   }
   // `last_use` (last_uses of the steps) outlives the store.
@@ -82,7 +86,7 @@ class ValueStore {
   const Graph& g_;
   std::map<std::string, Tensor> env_;
   std::set<std::string> keep_;  // graph inputs and outputs are never freed
-  LastUse owned_;  // when built from reads
+  LastUse owned_;               // when built from reads
   const LastUse& last_use_;
   size_t live_ = 0, peak_ = 0;
 };

@@ -113,7 +113,7 @@ int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precisi
     const int64_t K = b.constant->shape()[0], N = b.constant->shape()[1];
     Tensor t = q == Precision::Bf16 && K % 2 == 0   ? pack_pair_panels(*b.constant, w)
                : q == Precision::Int8 && K % 4 == 0 ? pack_quad_panels(*b.constant, w)
-                                                            : pack_panels(*b.constant, w);
+                                                    : pack_panels(*b.constant, w);
     b.type = TensorType(t.dtype(), t.shape());
     b.constant = std::move(t);  // the original [K, N] goes
     n.attrs.set("_b_panel", w);

@@ -88,7 +88,8 @@ class Reader {
     if (dims.size() != t.shape.size()) fail(join(path, "sym_shape"), "has another rank than 'shape'");
     for (size_t i = 0; i < dims.size(); ++i) {
       std::optional<SymExpr> e = SymExpr::parse(dims[i]);
-      if (!e) fail(join(path, "sym_shape") + "[" + std::to_string(i) + "]", "'" + dims[i] + "' is not a dim expression");
+      if (!e)
+        fail(join(path, "sym_shape") + "[" + std::to_string(i) + "]", "'" + dims[i] + "' is not a dim expression");
       t.sym_shape.push_back(*e);
     }
   }
@@ -134,7 +135,8 @@ std::string AotPlan::to_json() const {
   }
   j["kernels"] = json::array();
   for (const AotKernel& k : kernels) {
-    json kj = {{"function", k.function}, {"signature", k.signature}, {"tuned", k.tuned}, {"first_group", k.first_group}};
+    json kj = {
+        {"function", k.function}, {"signature", k.signature}, {"tuned", k.tuned}, {"first_group", k.first_group}};
     if (k.has_npu) {
       kj["npu_stages"] = json::parse(npu_stage_map_json(k.npu_stages));
       kj["npu_tiles"] = k.npu_tiles;
@@ -159,8 +161,12 @@ std::string AotPlan::to_json() const {
   }
   j["groups"] = json::array();
   for (const AotGroup& g : groups) {
-    json gj{{"id", g.id},         {"kind", g.kind},       {"label", g.label},
-            {"kernel", g.kernel}, {"inputs", g.inputs}, {"outputs", g.outputs},
+    json gj{{"id", g.id},
+            {"kind", g.kind},
+            {"label", g.label},
+            {"kernel", g.kernel},
+            {"inputs", g.inputs},
+            {"outputs", g.outputs},
             {"kernel_outputs", g.kernel_outputs}};
     if (!dims.empty()) gj["class_kernels"] = g.class_kernels;
     for (const AotIndexCheck& c : g.index_checks)
@@ -169,8 +175,8 @@ std::string AotPlan::to_json() const {
     j["groups"].push_back(gj);
   }
   for (const AotKvCache& c : kv_caches)
-    j["kv_caches"].push_back(json{{"present", c.present}, {"past", c.past}, {"axis", c.axis},
-                                  {"capacity", c.capacity}, {"append", c.append}});
+    j["kv_caches"].push_back(json{
+        {"present", c.present}, {"past", c.past}, {"axis", c.axis}, {"capacity", c.capacity}, {"append", c.append}});
   if (!cpu_features.empty()) j["cpu_features"] = cpu_features;
   return j.dump(1) + "\n";
 }
@@ -234,7 +240,8 @@ AotPlan AotPlan::from_json(const std::string& text, const std::string& origin) {
     k.first_group = static_cast<int>(r.integer(ks[i], path, "first_group"));
     if (p.npu && !k.function.empty()) {
       k.has_npu = true;
-      k.npu_stages = parse_npu_stage_map(r.at(ks[i], path, "npu_stages").dump(), origin + ": field '" + path + ".npu_stages'");
+      k.npu_stages =
+          parse_npu_stage_map(r.at(ks[i], path, "npu_stages").dump(), origin + ": field '" + path + ".npu_stages'");
       k.npu_tiles = r.strings(ks[i], path, "npu_tiles");
     }
   }
@@ -324,8 +331,8 @@ void AotPlan::validate(const std::string& origin) const {
       fail(path + ".bytes", std::to_string(bytes) + " for '" + t.name + "', its shape " + shape_str(t.shape) +
                                 " takes " + std::to_string(t.nbytes()));
     if (offset % 64 || offset + bytes > limit)
-      fail(path + ".offset", std::to_string(offset) + " for '" + t.name + "' is outside the " +
-                                 std::to_string(limit) + "-byte " + storage + " or not 64-byte aligned");
+      fail(path + ".offset", std::to_string(offset) + " for '" + t.name + "' is outside the " + std::to_string(limit) +
+                                 "-byte " + storage + " or not 64-byte aligned");
   };
   for (size_t i = 0; i < buffers.size(); ++i) {
     const AotBuffer& b = buffers[i];
@@ -360,24 +367,25 @@ void AotPlan::validate(const std::string& origin) const {
         fail(path + ".inputs[" + std::to_string(k) + "]", "'" + g.inputs[k] + "' has no storage in the plan");
     for (size_t k = 0; k < g.kernel_outputs.size(); ++k)
       if (!in_arena.count(g.kernel_outputs[k]))
-        fail(path + ".kernel_outputs[" + std::to_string(k) + "]", "'" + g.kernel_outputs[k] + "' is not an arena buffer");
+        fail(path + ".kernel_outputs[" + std::to_string(k) + "]",
+             "'" + g.kernel_outputs[k] + "' is not an arena buffer");
     if (!g.kernel.empty() && !functions.count(g.kernel))
       fail(path + ".kernel", "'" + g.kernel + "' is not in the plan's kernels");
     for (size_t k = 0; k < g.index_checks.size(); ++k) {
       const AotIndexCheck& c = g.index_checks[k];
       const std::string cpath = path + ".index_checks[" + std::to_string(k) + "]";
       for (const std::string* v : {&c.indices, &c.data})
-        if (!std::count(g.inputs.begin(), g.inputs.end(), *v))
-          fail(cpath, "'" + *v + "' is not an input of the group");
+        if (!std::count(g.inputs.begin(), g.inputs.end(), *v)) fail(cpath, "'" + *v + "' is not an input of the group");
       if (c.axis >= static_cast<int>(values.at(c.data)->shape.size()))
         fail(cpath + ".axis", std::to_string(c.axis) + " is beyond the rank of '" + c.data + "'");
     }
     if (!dims.empty() && g.class_kernels.size() != classes.size())
-      fail(path + ".class_kernels", std::to_string(g.class_kernels.size()) + " kernels for " +
-                                        std::to_string(classes.size()) + " size classes");
+      fail(path + ".class_kernels",
+           std::to_string(g.class_kernels.size()) + " kernels for " + std::to_string(classes.size()) + " size classes");
     for (size_t c = 0; c < g.class_kernels.size(); ++c)
       if (g.kernel.empty() != g.class_kernels[c].empty() || (!g.kernel.empty() && !functions.count(g.class_kernels[c])))
-        fail(path + ".class_kernels[" + std::to_string(c) + "]", "'" + g.class_kernels[c] + "' is not in the plan's kernels");
+        fail(path + ".class_kernels[" + std::to_string(c) + "]",
+             "'" + g.class_kernels[c] + "' is not in the plan's kernels");
   }
   for (size_t i = 0; i < kv_caches.size(); ++i) {
     const AotKvCache& c = kv_caches[i];
@@ -405,8 +413,9 @@ void AotPlan::validate(const std::string& origin) const {
   }
   const std::string hash = kernel_table_hash();
   if (hash != kernel_table_hash_recorded)
-    fail("kernel_table_hash", "'" + kernel_table_hash_recorded + "', but the plan's kernels and argument shapes give '" +
-                                  hash + "' (was the file edited?)");
+    fail("kernel_table_hash", "'" + kernel_table_hash_recorded +
+                                  "', but the plan's kernels and argument shapes give '" + hash +
+                                  "' (was the file edited?)");
 }
 
 std::string AotPlan::kernel_table_hash() const {
@@ -417,7 +426,8 @@ std::string AotPlan::kernel_table_hash() const {
   std::string text = name + "\n";
   auto arg = [&](const std::string& v) {
     auto it = values.find(v);
-    text += " " + v + ":" + (it == values.end() ? std::string("?") : dtype_name(it->second->dtype) + shape_str(it->second->shape));
+    text += " " + v + ":" +
+            (it == values.end() ? std::string("?") : dtype_name(it->second->dtype) + shape_str(it->second->shape));
     if (it != values.end() && !it->second->sym_shape.empty()) text += sym_shape_str(it->second->sym_shape);
   };
   for (const AotDim& d : dims) text += "dim " + d.name + "=" + d.range.str() + "\n";

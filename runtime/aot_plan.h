@@ -46,7 +46,7 @@ struct AotKernel {
   std::string signature;
   bool tuned = false;
   int first_group = 0;
-  bool has_npu = false;          // npu-tile plans: what the simulator counts, and the tiles
+  bool has_npu = false;  // npu-tile plans: what the simulator counts, and the tiles
   NpuStageMap npu_stages;
   std::vector<std::string> npu_tiles;
 };

@@ -16,9 +16,12 @@ CacheWindow bind_cache_window(const std::string& name, DType dtype, const Shape&
            t->window(0, past_rows).shape() == past_shape;
   };
   CacheWindow w;
-  if (fits(past)) w.whole = past->window(0, rows);
-  else if (fits(kept)) w.whole = kept->window(0, rows);
-  else w.whole = Tensor::with_capacity(dtype, shape, axis, capacity);
+  if (fits(past))
+    w.whole = past->window(0, rows);
+  else if (fits(kept))
+    w.whole = kept->window(0, rows);
+  else
+    w.whole = Tensor::with_capacity(dtype, shape, axis, capacity);
   if (past && !(past->is_window() && past->same_block(w.whole) && past->window_begin() == 0)) {
     Tensor head = w.whole.window(0, past_rows);
     head.copy_from(*past);

@@ -170,14 +170,21 @@ std::string CpuFacts::feature_list() const {
 
 std::string CpuFacts::report() const {
   std::ostringstream o;
-  o << "  name: " << (name.empty() ? "unknown" : name) << " (" << vendor << ", family " << family << " model "
-    << model << ")\n";
+  o << "  name: " << (name.empty() ? "unknown" : name) << " (" << vendor << ", family " << family << " model " << model
+    << ")\n";
   o << "  cpus: " << logical_cpus << " this process may run on\n";
   o << "  caches: L1d " << kb(l1d) << ", L2 " << kb(l2) << ", L3 " << kb(l3) << "\n";
   o << "  features: " << feature_list() << "\n";
-  o << "  fp32 FMA lanes: " << (avx512f ? 16 : avx2 ? 8 : 4) << "; bf16 dot products: " << (avx512_bf16 ? "yes" : "no")
-    << "; int8 dot products: " << (avx512_vnni || avx_vnni ? "yes" : "no")
-    << "; AMX: " << (!amx_tile ? "no" : amx_usable ? "yes" : "present, not yet permitted for this process") << "\n";
+  o << "  fp32 FMA lanes: "
+    << (avx512f ? 16
+        : avx2  ? 8
+                : 4)
+    << "; bf16 dot products: " << (avx512_bf16 ? "yes" : "no")
+    << "; int8 dot products: " << (avx512_vnni || avx_vnni ? "yes" : "no") << "; AMX: "
+    << (!amx_tile    ? "no"
+        : amx_usable ? "yes"
+                     : "present, not yet permitted for this process")
+    << "\n";
   return o.str();
 }
 

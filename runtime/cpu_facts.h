@@ -9,16 +9,16 @@
 namespace gaf {
 
 struct CpuFacts {
-  std::string name;        // /proc/cpuinfo "model name"
-  std::string vendor;      // CPUID vendor ("AuthenticAMD", "GenuineIntel")
+  std::string name;    // /proc/cpuinfo "model name"
+  std::string vendor;  // CPUID vendor ("AuthenticAMD", "GenuineIntel")
   int family = 0, model = 0;
-  int logical_cpus = 0;    // this process may run on
+  int logical_cpus = 0;  // this process may run on
   // Data cache bytes per instance (0: unknown); l2 is per core on every x86 this project meets.
   int64_t l1d = 0, l2 = 0, l3 = 0;
   bool avx2 = false, fma = false;
   bool avx512f = false;
-  bool avx512_bf16 = false;  // vdpbf16ps: bf16 pairs into fp32
-  bool avx512_fp16 = false;  // half-precision arithmetic (Sapphire Rapids on)
+  bool avx512_bf16 = false;                    // vdpbf16ps: bf16 pairs into fp32
+  bool avx512_fp16 = false;                    // half-precision arithmetic (Sapphire Rapids on)
   bool avx512_vnni = false, avx_vnni = false;  // int8 dot products (vpdpbusd)
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
   bool amx_usable = false;  // the OS lets this process use the tile registers (XTILEDATA permitted)

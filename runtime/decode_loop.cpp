@@ -87,9 +87,9 @@ std::string GenerationTimes::text() const {
   std::string s = line;
   if (step_ms.empty()) return s;
   const double med = percentile(step_ms, 0.5);
-  std::snprintf(line, sizeof line, "decode: median %.3f ms per token (p10 %.3f, p90 %.3f, max %.3f; %zu steps), %.0f tokens/s\n",
-                med, percentile(step_ms, 0.1), percentile(step_ms, 0.9), percentile(step_ms, 1), step_ms.size(),
-                1000.0 / med);
+  std::snprintf(
+      line, sizeof line, "decode: median %.3f ms per token (p10 %.3f, p90 %.3f, max %.3f; %zu steps), %.0f tokens/s\n",
+      med, percentile(step_ms, 0.1), percentile(step_ms, 0.9), percentile(step_ms, 1), step_ms.size(), 1000.0 / med);
   return s + line;
 }
 
@@ -97,8 +97,8 @@ std::string first_token_difference(const Tensor& got, Tensor want, const std::st
   const int64_t b = got.shape()[0], n = got.shape()[1];
   if (want.shape().size() == 1 && b == 1) want = want.reshaped({1, want.shape()[0]});
   if (want.dtype() != DType::Int64 || want.shape().size() != 2 || want.shape()[0] != b || want.shape()[1] < n)
-    throw GafError(want_name + ": is " + dtype_name(want.dtype()) + " " + shape_str(want.shape()) + ", expected int64 [" +
-                   std::to_string(b) + ", >= " + std::to_string(n) + "]");
+    throw GafError(want_name + ": is " + dtype_name(want.dtype()) + " " + shape_str(want.shape()) +
+                   ", expected int64 [" + std::to_string(b) + ", >= " + std::to_string(n) + "]");
   const int64_t m = want.shape()[1];
   for (int64_t t = 0; t < n; ++t)
     for (int64_t r = 0; r < b; ++r) {

@@ -34,9 +34,9 @@ std::string present_of(const std::string& past);
 using DecoderRun = std::function<void(const NamedTensors& inputs, NamedTensors& outputs)>;
 
 struct Generation {
-  Tensor tokens;                 // int64 [batch, new_tokens]
-  double first_token_ms = 0;     // the prefill and the first argmax
-  std::vector<double> step_ms;   // each later token: feeding present back, one step, the argmax
+  Tensor tokens;                // int64 [batch, new_tokens]
+  double first_token_ms = 0;    // the prefill and the first argmax
+  std::vector<double> step_ms;  // each later token: feeding present back, one step, the argmax
 };
 
 struct DecoderLoop {

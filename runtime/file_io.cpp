@@ -110,8 +110,7 @@ void write_file_atomically(const std::string& path, const std::vector<std::strin
   }
   if (!ok) {
     ::unlink(tmpl.c_str());
-    throw GafError(path + ": write failed (" + std::strerror(err) +
-                   "); the previous file, if any, is unchanged");
+    throw GafError(path + ": write failed (" + std::strerror(err) + "); the previous file, if any, is unchanged");
   }
 }
 
@@ -146,7 +145,8 @@ std::vector<std::string> output_npy_paths(const std::string& dir, const std::vec
   std::set<std::string> taken;
   for (const std::string& name : names) {
     std::string file = name;
-    std::replace_if(file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+    std::replace_if(
+        file.begin(), file.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
     if (file.empty() || file[0] == '.') file = "_" + file;  // never hidden, never ".." or "."
     std::string candidate = file + ".npy";
     for (int k = 2; taken.count(candidate); ++k) candidate = file + "." + std::to_string(k) + ".npy";

@@ -35,8 +35,7 @@ class RegularFile {
 };
 
 // The whole file, refused when larger than `max_bytes`.
-std::string read_regular_file(const std::string& path, const std::string& what,
-                              int64_t max_bytes = INT64_MAX);
+std::string read_regular_file(const std::string& path, const std::string& what, int64_t max_bytes = INT64_MAX);
 
 // Writes the chunks to `path` atomically (see above). Throws GafError naming the file.
 void write_file_atomically(const std::string& path, const std::vector<std::string_view>& chunks);

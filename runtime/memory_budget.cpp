@@ -45,9 +45,8 @@ int64_t tensor_bytes_live() { return g_live; }
 void check_memory_budget(int64_t bytes, const std::string& what) {
   const int64_t budget = memory_budget(), live = g_live;
   if (bytes > budget - live)
-    throw GafError(what + " needs " + megabytes(bytes) + ", more than the memory budget of " +
-                   megabytes(budget) + (live ? " (" + megabytes(live) + " already in use)" : "") +
-                   "; --max-memory raises it");
+    throw GafError(what + " needs " + megabytes(bytes) + ", more than the memory budget of " + megabytes(budget) +
+                   (live ? " (" + megabytes(live) + " already in use)" : "") + "; --max-memory raises it");
 }
 
 std::shared_ptr<uint8_t> allocate_tensor_storage(int64_t bytes, const std::string& what) {
@@ -78,11 +77,16 @@ int64_t parse_byte_count(const std::string& text, const std::string& flag) {
   if (end == text.c_str() || errno != 0 || !(v > 0)) throw GafError(hint);
   std::string unit(end);
   double scale = 1;
-  if (unit == "K" || unit == "k") scale = 1024.0;
-  else if (unit == "M") scale = 1024.0 * 1024;
-  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty()) throw GafError(hint);
+  if (unit == "K" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "M")
+    scale = 1024.0 * 1024;
+  else if (unit == "G")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty())
+    throw GafError(hint);
   const double bytes = v * scale;
   if (!(bytes >= 1) || bytes >= 9.2e18) throw GafError(flag + " '" + text + "' is out of range");
   return static_cast<int64_t>(bytes);

@@ -52,9 +52,7 @@ struct Session {
   }
 };
 
-void start_session() {
-  static Session session;
-}
+void start_session() { static Session session; }
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -75,7 +73,7 @@ struct MpiCommunicator::State {
   int rank = 0;
   int size = 1;
   double timeout_seconds = 0;
-  std::string timed_out;          // "AllReduce 'x'" once a collective timed out, else empty
+  std::string timed_out;           // "AllReduce 'x'" once a collective timed out, else empty
   std::vector<uint64_t> gathered;  // check_same's receive buffer (MPI may still write it after a timeout)
   MPI_Comm node = MPI_COMM_NULL;   // the ranks sharing this machine's memory (shared_blocks)
   std::vector<MPI_Win> windows;    // shared_blocks' allocations, freed with the communicator
@@ -112,7 +110,8 @@ struct MpiCommunicator::State {
       check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test", op, what);
       if (done) return;
     }
-    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+    const auto deadline =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
     for (;;) {
       check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test", op, what);
       if (done) return;
@@ -193,8 +192,8 @@ std::vector<void*> MpiCommunicator::shared_blocks(int64_t bytes, const std::stri
   if (bytes <= 0) throw GafError(s.prefix() + State::name(op, what) + ": no bytes asked for");
   barrier(what);  // every rank is here (with the timeout) before the calls below, which block
   if (s.node == MPI_COMM_NULL)
-    s.check(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &s.node),
-            "MPI_Comm_split_type", op, what);
+    s.check(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &s.node), "MPI_Comm_split_type",
+            op, what);
   int node_size = 0;
   MPI_Comm_size(s.node, &node_size);
   if (node_size != s.size) return {};  // ranks on several machines: every rank sees this alike
@@ -209,7 +208,8 @@ std::vector<void*> MpiCommunicator::shared_blocks(int64_t bytes, const std::stri
     MPI_Aint size = 0;
     int disp = 0;
     // Node ranks are in world order: split_type was keyed by rank.
-    s.check(MPI_Win_shared_query(win, r, &size, &disp, &blocks[static_cast<size_t>(r)]), "MPI_Win_shared_query", op, what);
+    s.check(MPI_Win_shared_query(win, r, &size, &disp, &blocks[static_cast<size_t>(r)]), "MPI_Win_shared_query", op,
+            what);
   }
   return blocks;
 }
@@ -233,8 +233,8 @@ void MpiCommunicator::reduce_scatter_sum(const float* send, float* recv, int64_t
   s.count(block * size_, "floats", op, what);  // the whole send buffer must fit too
   const auto start = Clock::now();
   MPI_Request req;
-  s.check(MPI_Ireduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, s.comm, &req), "MPI_Ireduce_scatter_block",
-          op, what);
+  s.check(MPI_Ireduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, s.comm, &req), "MPI_Ireduce_scatter_block", op,
+          what);
   s.wait(req, start, op, what);
 }
 

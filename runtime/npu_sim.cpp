@@ -46,8 +46,8 @@ NpuStageMap parse_npu_stage_map(const std::string& text, const std::string& orig
       NpuFuncInfo info;
       const std::string role = f.at("role").get<std::string>();
       bool known = false;
-      for (NpuRole r : {NpuRole::Gm, NpuRole::L1, NpuRole::L0A, NpuRole::L0B, NpuRole::L0C, NpuRole::UbCopy,
-                        NpuRole::UbCompute})
+      for (NpuRole r :
+           {NpuRole::Gm, NpuRole::L1, NpuRole::L0A, NpuRole::L0B, NpuRole::L0C, NpuRole::UbCopy, NpuRole::UbCompute})
         if (role == npu_role_name(r)) {
           info.role = r;
           known = true;
@@ -247,7 +247,8 @@ NpuSimulator::Session::Session(const NpuStageMap& map, NpuCounts& out) {
   g_generation.fetch_add(1, std::memory_order_acq_rel);
   out_ = &out;
   if (std::getenv("GAF_NPU_TRACE"))
-    for (const auto& [name, info] : map) std::fprintf(stderr, "npu stage: %s %s\n", name.c_str(), npu_role_name(info.role));
+    for (const auto& [name, info] : map)
+      std::fprintf(stderr, "npu stage: %s %s\n", name.c_str(), npu_role_name(info.role));
 }
 
 NpuSimulator::Session::~Session() {
@@ -269,8 +270,9 @@ NpuSimulator::Session::~Session() {
 int32_t NpuSimulator::on_event(const halide_trace_event_t* e) {
   int32_t id = g_active.next_id.fetch_add(1, std::memory_order_relaxed) & 0x3fffffff;
   static const bool debug = std::getenv("GAF_NPU_TRACE") != nullptr;  // every event on stderr
-  if (debug) std::fprintf(stderr, "npu trace: %s event %d lanes %d dims %d\n", e->func ? e->func : "?",
-                          static_cast<int>(e->event), e->type.lanes, e->dimensions);
+  if (debug)
+    std::fprintf(stderr, "npu trace: %s event %d lanes %d dims %d\n", e->func ? e->func : "?",
+                 static_cast<int>(e->event), e->type.lanes, e->dimensions);
   if (!g_active.map || !e->func) return id;
   ThreadState& s = state();
   const NpuFuncInfo* info = info_of(s, e->func);

@@ -30,7 +30,8 @@ const char* npy_descr(DType t) {
   return nullptr;
 }
 
-const char kSupported[] = "float32 '<f4', float16 '<f2', int64 '<i8', int32 '<i4', int8 '|i1', uint8 '|u1', bool '|b1' are";
+const char kSupported[] =
+    "float32 '<f4', float16 '<f2', int64 '<i8', int32 '<i4', int8 '|i1', uint8 '|u1', bool '|b1' are";
 
 }  // namespace
 
@@ -91,9 +92,8 @@ Tensor read_npy(const std::string& path) {
   // The declared size against the bytes present, before anything is allocated.
   const int64_t body = hstart + hlen;
   if (f.size() - body < bytes)
-    throw GafError(path + ": truncated .npy data (" + std::to_string(f.size() - body) +
-                   " bytes, expected " + std::to_string(bytes) + " for " +
-                   dtype_name(*dtype) + shape_str(shape) + ")");
+    throw GafError(path + ": truncated .npy data (" + std::to_string(f.size() - body) + " bytes, expected " +
+                   std::to_string(bytes) + " for " + dtype_name(*dtype) + shape_str(shape) + ")");
   Tensor t;
   try {
     t = Tensor::uninitialized(*dtype, shape);
@@ -118,10 +118,18 @@ void write_npy(const std::string& path, const Tensor& t) {
   size_t total = 10 + header.size() + 1;
   header += std::string((64 - total % 64) % 64, ' ') + "\n";
   uint16_t hl = static_cast<uint16_t>(header.size());
-  const char preamble[10] = {kMagic[0], kMagic[1], kMagic[2], kMagic[3], kMagic[4], kMagic[5],
-                             1, 0, static_cast<char>(hl & 0xff), static_cast<char>(hl >> 8)};
-  write_file_atomically(path, {std::string_view(preamble, 10), header,
-                               std::string_view(static_cast<const char*>(t.raw()), t.nbytes())});
+  const char preamble[10] = {kMagic[0],
+                             kMagic[1],
+                             kMagic[2],
+                             kMagic[3],
+                             kMagic[4],
+                             kMagic[5],
+                             1,
+                             0,
+                             static_cast<char>(hl & 0xff),
+                             static_cast<char>(hl >> 8)};
+  write_file_atomically(
+      path, {std::string_view(preamble, 10), header, std::string_view(static_cast<const char*>(t.raw()), t.nbytes())});
 }
 
 }  // namespace gaf

@@ -123,7 +123,7 @@ struct PlanRunner::Impl {
     };
     std::vector<IndexCheck> index_checks;  // before the kernel runs (runtime/index_range.h)
   };
-  std::vector<AotDim> dims;         // dynamic dims
+  std::vector<AotDim> dims;  // dynamic dims
   std::vector<SymbolRanges> classes;
   std::vector<int32_t> dim_values;  // the current run's, in `dims` order
   SymBindings bound;
@@ -337,7 +337,8 @@ void PlanRunner::Impl::load(const AotPlan& plan, const std::map<std::string, Pla
   for (const AotBuffer& b : plan.buffers) m.add_slot(b, Slot::Arena, b.offset);
   const size_t last_group = plan.groups.empty() ? 0 : plan.groups.size() - 1;
   for (const AotBuffer& b : plan.buffers)
-    m.live.push_back(Impl::Live{&m.slots.at(b.name), std::min<size_t>(static_cast<size_t>(std::max(b.first, 0)), last_group),
+    m.live.push_back(Impl::Live{&m.slots.at(b.name),
+                                std::min<size_t>(static_cast<size_t>(std::max(b.first, 0)), last_group),
                                 std::min<size_t>(static_cast<size_t>(std::max(b.last, 0)), last_group)});
   for (const AotWeight& w : plan.weights) m.add_slot(w, Slot::Weight, w.offset);
 
@@ -479,15 +480,16 @@ void PlanRunner::run(const std::map<std::string, Tensor>& inputs, std::map<std::
     const Tensor& t = inputs.at(in.name);
     Slot& s = m.slots.at(in.name);
     if (t.shape() != s.shape)
-      throw GafError("input '" + in.name + "': shape " + shape_str(t.shape()) + ", the compiled model expects " +
-                     (s.sym_shape.empty() ? shape_str(s.shape) : sym_shape_str(s.sym_shape) + " = " + shape_str(s.shape)));
+      throw GafError(
+          "input '" + in.name + "': shape " + shape_str(t.shape()) + ", the compiled model expects " +
+          (s.sym_shape.empty() ? shape_str(s.shape) : sym_shape_str(s.sym_shape) + " = " + shape_str(s.shape)));
     halide_view_of(t, s.buf, s.dims);  // a past fed back is a window of its cache's block
   }
   // KV caches: present computed into a window of a block the caller keeps (runtime/cache_window.h).
   for (Impl::Cache& c : m.caches) {
     auto kept = outputs.find(c.spec.present);
-    CacheWindow w = bind_cache_window(c.spec.present, c.present->dtype, c.present->shape, c.spec.axis,
-                                      c.spec.capacity, c.spec.append, c.past ? &inputs.at(c.spec.past) : nullptr,
+    CacheWindow w = bind_cache_window(c.spec.present, c.present->dtype, c.present->shape, c.spec.axis, c.spec.capacity,
+                                      c.spec.append, c.past ? &inputs.at(c.spec.past) : nullptr,
                                       kept == outputs.end() ? nullptr : &kept->second);
     if (w.moved_past) halide_view_of(*w.moved_past, c.past->buf, c.past->dims);
     halide_view_of(w.whole, c.present->buf, c.present->dims);

@@ -18,14 +18,14 @@
 // The C types of a generated header's kernel table (NAME_kernels, ended by {0, 0}) and library
 // description (NAME_library: the table and the hash of the kernels and argument shapes it was
 // compiled for, AotPlan::kernel_table_hash). gaf compile writes this same text into the header.
-#define GAF_AOT_KERNEL_TYPES                                                  \
-  typedef struct gaf_aot_kernel {                                             \
-    const char* name;                                                         \
-    int (*argv)(void** args);                                                 \
-  } gaf_aot_kernel;                                                           \
-  typedef struct gaf_aot_library {                                            \
-    const gaf_aot_kernel* kernels;                                            \
-    const char* table_hash;                                                   \
+#define GAF_AOT_KERNEL_TYPES       \
+  typedef struct gaf_aot_kernel {  \
+    const char* name;              \
+    int (*argv)(void** args);      \
+  } gaf_aot_kernel;                \
+  typedef struct gaf_aot_library { \
+    const gaf_aot_kernel* kernels; \
+    const char* table_hash;        \
   } gaf_aot_library;
 #ifndef GAF_AOT_KERNEL_DEFINED
 #define GAF_AOT_KERNEL_DEFINED
@@ -46,7 +46,8 @@ using PlanKernel = std::function<int(void** args)>;
 #define GAF_AOT_STRINGIFY2(x) #x
 #define GAF_AOT_STRINGIFY(x) GAF_AOT_STRINGIFY2(x)
 constexpr const char* kAotKernelTypes =
-    "#ifndef GAF_AOT_KERNEL_DEFINED\n#define GAF_AOT_KERNEL_DEFINED\n" GAF_AOT_STRINGIFY(GAF_AOT_KERNEL_TYPES) "\n#endif\n";
+    "#ifndef GAF_AOT_KERNEL_DEFINED\n#define GAF_AOT_KERNEL_DEFINED\n" GAF_AOT_STRINGIFY(
+        GAF_AOT_KERNEL_TYPES) "\n#endif\n";
 
 class PlanRunner {
  public:

@@ -190,7 +190,8 @@ Tensor Tensor::in_storage(DType dtype, Shape shape, std::shared_ptr<uint8_t> sto
 Tensor Tensor::part(int64_t byte_offset, Shape shape) const {
   if (is_window()) throw GafError("internal: part() of a window of a block");
   const int64_t bytes = byte_size(dtype_, shape);
-  if (byte_offset < 0 || byte_offset > static_cast<int64_t>(nbytes()) || bytes > static_cast<int64_t>(nbytes()) - byte_offset)
+  if (byte_offset < 0 || byte_offset > static_cast<int64_t>(nbytes()) ||
+      bytes > static_cast<int64_t>(nbytes()) - byte_offset)
     throw GafError("internal: a part of " + std::to_string(bytes) + " bytes at " + std::to_string(byte_offset) +
                    " does not fit a tensor of " + std::to_string(nbytes()) + " bytes");
   return in_storage(dtype_, std::move(shape), std::shared_ptr<uint8_t>(storage(), storage().get() + byte_offset));

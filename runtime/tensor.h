@@ -20,7 +20,7 @@ namespace gaf {
 // Float16 (IEEE half) and BFloat16 as their 16-bit patterns. New types go at the end: the values
 // are not written anywhere, but keeping them stable costs nothing.
 enum class DType : uint8_t { Float32, Int64, Bool, Float16, BFloat16, Int8, UInt8, Int32 };
-inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Int64, DType::Bool,  DType::Float16,
+inline constexpr DType kAllDTypes[] = {DType::Float32,  DType::Int64, DType::Bool,  DType::Float16,
                                        DType::BFloat16, DType::Int8,  DType::UInt8, DType::Int32};
 inline bool is_float_dtype(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
 
@@ -88,9 +88,13 @@ class Tensor {
   void* raw() { return storage().get(); }
   const void* raw() const { return storage().get(); }
   template <typename T>
-  T* data() { return static_cast<T*>(raw()); }
+  T* data() {
+    return static_cast<T*>(raw());
+  }
   template <typename T>
-  const T* data() const { return static_cast<const T*>(raw()); }
+  const T* data() const {
+    return static_cast<const T*>(raw());
+  }
 
   // Element i converted to double / int64 whatever the dtype (for small metadata tensors).
   double as_double(int64_t i) const;
@@ -144,8 +148,8 @@ template <typename T>
 Tensor Tensor::from_values(DType dtype, Shape shape, const std::vector<T>& values) {
   Tensor t(dtype, std::move(shape));
   if (static_cast<int64_t>(values.size()) != t.numel())
-    throw GafError("Tensor::from_values: " + std::to_string(values.size()) +
-                   " values for shape " + shape_str(t.shape()));
+    throw GafError("Tensor::from_values: " + std::to_string(values.size()) + " values for shape " +
+                   shape_str(t.shape()));
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (dtype) {
       case DType::Float32: t.data<float>()[i] = static_cast<float>(values[i]); break;

@@ -16,7 +16,6 @@ class TensorProto;
 
 namespace gaf {
 
-
 Tensor read_npy(const std::string& path);
 // Writes atomically: a temporary file renamed into place, so a failure leaves no partial file.
 void write_npy(const std::string& path, const Tensor& t);
@@ -26,8 +25,7 @@ void write_npy(const std::string& path, const Tensor& t);
 // The name of an ONNX TensorProto.DataType code, for messages (dtype_of_onnx: runtime/tensor.h).
 std::string onnx_type_name(int onnx_type);
 
-Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
-                         const std::string& external_dir = "");
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, const std::string& external_dir = "");
 // The same, but a large tensor's raw_data is moved out of `p` into a deferred tensor (copied into
 // its storage when first read): an ONNX model's weights are held once, and not read by planning.
 Tensor take_tensor_from_proto(onnx::TensorProto& p, const std::string& what, const std::string& external_dir);

@@ -24,8 +24,8 @@ namespace {
 
 DType dtype_from_onnx(int t, const std::string& what) {
   if (std::optional<DType> d = dtype_of_onnx(t)) return *d;
-  throw GafError(what + ": tensor element type " + onnx_type_name(t) + " is not supported (" +
-                 kSupportedOnnxTypes + " are)");
+  throw GafError(what + ": tensor element type " + onnx_type_name(t) + " is not supported (" + kSupportedOnnxTypes +
+                 " are)");
 }
 
 // A non-negative decimal integer field of external data ("offset", "length").
@@ -47,9 +47,12 @@ ExternalRange open_external(const onnx::TensorProto& p, const std::string& what,
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = external_int(kv.value(), "offset", what);
-    else if (kv.key() == "length") length = external_int(kv.value(), "length", what);
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = external_int(kv.value(), "offset", what);
+    else if (kv.key() == "length")
+      length = external_int(kv.value(), "length", what);
   }
   if (dir.empty()) throw GafError(what + ": external data is not allowed here");
   if (location.empty()) throw GafError(what + ": external data without a location");
@@ -62,8 +65,7 @@ ExternalRange open_external(const onnx::TensorProto& p, const std::string& what,
   }
   auto rel = file.lexically_relative(base);
   if (fs::path(location).is_absolute() || rel.empty() || *rel.begin() == ".." || rel == ".")
-    throw GafError(what + ": external data location '" + location +
-                   "' escapes the model's folder " + base.string());
+    throw GafError(what + ": external data location '" + location + "' escapes the model's folder " + base.string());
   ExternalRange r;
   try {
     r.file = std::make_unique<RegularFile>(file.string(), "external data file");
@@ -93,8 +95,7 @@ int64_t tensor_proto_bytes(const onnx::TensorProto& p, const std::string& what) 
   }
 }
 
-Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
-                         const std::string& external_dir) {
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, const std::string& external_dir) {
   DType dtype = dtype_from_onnx(p.data_type(), what);
   Shape shape(p.dims().begin(), p.dims().end());
   for (int64_t d : shape)
@@ -139,8 +140,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
                         : dtype == DType::Int64 ? p.int64_data_size()
                                                 : p.int32_data_size();
   if (count != n)
-    throw GafError(what + ": tensor has " + std::to_string(count) + " elements, its shape " +
-                   shape_str(shape) + " needs " + std::to_string(n));
+    throw GafError(what + ": tensor has " + std::to_string(count) + " elements, its shape " + shape_str(shape) +
+                   " needs " + std::to_string(n));
   Tensor t = allocate();
   switch (dtype) {
     case DType::Float32:

@@ -24,8 +24,7 @@ std::string Sampling::str() const {
 TokenSampler::TokenSampler(const Sampling& s) : s_(s), rng_(s.seed) { s_.check(); }
 
 Tensor TokenSampler::next(const Tensor& logits) {
-  if (logits.dtype() != DType::Float32 || logits.shape().size() != 3 || logits.shape()[1] < 1 ||
-      logits.shape()[2] < 1)
+  if (logits.dtype() != DType::Float32 || logits.shape().size() != 3 || logits.shape()[1] < 1 || logits.shape()[2] < 1)
     throw GafError("output 'logits' is " + std::string(dtype_name(logits.dtype())) + " " + shape_str(logits.shape()) +
                    ", expected float32 [batch, seq, vocab]");
   const int64_t b = logits.shape()[0], s = logits.shape()[1], v = logits.shape()[2];

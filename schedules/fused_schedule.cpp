@@ -58,11 +58,11 @@ bool same_trailing_dims(const Shape& a, const Shape& b, size_t n) {
 // ends in (compute_at decision), else the MatMul's own output, materialised at root. Returns the
 // tiled Funcs by name and the members whose MatMul they carry.
 struct Tiles {
-  std::set<std::string> funcs;             // Funcs scheduled as MatMul tiles
-  std::set<const MemberFuncs*> owners;     // members whose output and accumulator those cover
-  std::optional<Placement> anchor_rows;    // the anchor's row loop, when a MatMul is tiled inside it
-  const MemberFuncs* probs = nullptr;      // attention whole: the Softmax member, computed per block
-  Placement probs_rows;                    // its row loop, where its statistics go
+  std::set<std::string> funcs;           // Funcs scheduled as MatMul tiles
+  std::set<const MemberFuncs*> owners;   // members whose output and accumulator those cover
+  std::optional<Placement> anchor_rows;  // the anchor's row loop, when a MatMul is tiled inside it
+  const MemberFuncs* probs = nullptr;    // attention whole: the Softmax member, computed per block
+  Placement probs_rows;                  // its row loop, where its statistics go
 };
 
 const MemberFuncs* member_with_role(const std::vector<MemberFuncs>& members, MemberRole r) {
@@ -87,13 +87,14 @@ bool tile_attention(const TensorFunc* anchor, const std::vector<MemberFuncs>& me
   if (!pv->tiled_matmul || !pv_acc || !pv->outputs[0].defined() || !mm->tiled_matmul || !mm_acc || mm->b_constant ||
       !mm->outputs[0].defined() || mm->decisions[0].decision != ComputeDecision::ComputeAt)
     return false;
-  if (pv->a_member < 0 || &members[pv->a_member] != sm || !has_statistic(*sm) || sm->outputs.empty() || !sm->outputs[0].defined() ||
-      sm->outputs[0].shape != mm->outputs[0].shape)
+  if (pv->a_member < 0 || &members[pv->a_member] != sm || !has_statistic(*sm) || sm->outputs.empty() ||
+      !sm->outputs[0].defined() || sm->outputs[0].shape != mm->outputs[0].shape)
     return false;
   const bool is_anchor = pv->outputs[0].func.name() == anchor->func.name();
   if (!is_anchor && (pv->decisions[0].decision != ComputeDecision::ComputeAt || pv->layout_run == 0)) return false;
-  std::optional<Placement> rows = schedule_attention(*anchor, *pv_acc, is_anchor ? 0 : pv->layout_run, staged_operands(*pv),
-                                                     sm->outputs[0], mm->outputs[0], *mm_acc, staged_operands(*mm), p);
+  std::optional<Placement> rows =
+      schedule_attention(*anchor, *pv_acc, is_anchor ? 0 : pv->layout_run, staged_operands(*pv), sm->outputs[0],
+                         mm->outputs[0], *mm_acc, staged_operands(*mm), p);
   if (!rows) return false;
   tiled.funcs.insert(anchor->func.name());
   tiled.owners.insert(pv);
@@ -139,7 +140,8 @@ bool tile_gated(const TensorFunc* anchor, const std::vector<MemberFuncs>& member
   if (!anchor || !anchor->defined() || !gate || !up || gate->b_panel != up->b_panel) return false;
   for (const MemberFuncs* m : {gate, up})
     if (!m->tiled_matmul || !accumulator_of(*m) || m->outputs.empty() || !m->outputs[0].defined() ||
-        m->decisions[0].decision != ComputeDecision::ComputeAt || !same_trailing_dims(anchor->shape, m->outputs[0].shape, 2))
+        m->decisions[0].decision != ComputeDecision::ComputeAt ||
+        !same_trailing_dims(anchor->shape, m->outputs[0].shape, 2))
       return false;
   if (!schedule_gated_tiles(*anchor, *accumulator_of(*gate), staged_operands(*gate), *accumulator_of(*up),
                             staged_operands(*up), p, gate->b_panel))
@@ -150,10 +152,8 @@ bool tile_gated(const TensorFunc* anchor, const std::vector<MemberFuncs>& member
   return true;
 }
 
-Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
-                                                      const TensorFunc* anchor,
-                                                      const std::vector<MemberFuncs>& members,
-                                                      const HostScheduleParams& p) {
+Tiles tile_matmuls(const std::vector<TensorFunc>& outputs, const TensorFunc* anchor,
+                   const std::vector<MemberFuncs>& members, const HostScheduleParams& p) {
   Tiles tiled;
   if (tile_attention(anchor, members, p, tiled)) return tiled;
   if (tile_conv(anchor, members, p, tiled)) return tiled;
@@ -166,7 +166,8 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs,
   // group output the norm's rows read; the MatMul's tiles store it, rather than a copy of the
   // MatMul materialised at root that a row pass adds the bias and residual to.
   const TensorFunc* residual_sum = nullptr;
-  if (const MemberFuncs* r = member_with_role(members, MemberRole::Residual); r && !r->outputs.empty() && r->outputs[0].defined()) {
+  if (const MemberFuncs* r = member_with_role(members, MemberRole::Residual);
+      r && !r->outputs.empty() && r->outputs[0].defined()) {
     auto it = output_named.find(r->outputs[0].func.name());
     if (it != output_named.end()) residual_sum = it->second;
   }
@@ -256,7 +257,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
 
   for (const MemberFuncs& m : members) {
     if (tiled.owners.count(&m)) continue;  // output and accumulator scheduled by the tiles
-    if (&m == tiled.probs) {  // computed per attention block; its statistics per row of it
+    if (&m == tiled.probs) {               // computed per attention block; its statistics per row of it
       for (const Stage& s : m.stages)
         if (s.role == StageRole::Statistic) schedule_statistic(s, tiled.probs_rows, p);
       continue;
@@ -287,9 +288,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           anchor_row.apply(f);
           stage_at = anchor_row;
           break;
-        case ComputeDecision::Root:
-          schedule_rows(t, p);
-          break;
+        case ComputeDecision::Root: schedule_rows(t, p); break;
       }
     }
     for (const Stage& s : m.stages) {

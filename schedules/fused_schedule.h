@@ -17,9 +17,9 @@ namespace gaf {
 // One member's part of the group pipeline: its Funcs, and what the planner's kernel spec says it
 // is (fusion/planner/kernel_spec.h).
 struct MemberFuncs : MemberSpec {
-  std::vector<TensorFunc> outputs;         // the member's outputs (undefined where unused)
-  std::vector<FuncDecision> decisions;     // one per output, from the plan
-  std::vector<Stage> stages;               // intermediate stages of the member's algorithm
+  std::vector<TensorFunc> outputs;      // the member's outputs (undefined where unused)
+  std::vector<FuncDecision> decisions;  // one per output, from the plan
+  std::vector<Stage> stages;            // intermediate stages of the member's algorithm
   // A tiled MatMul whose B the weight packing laid out in panels of this many columns
   // (generators/weight_packing.h): its tiles are then exactly one panel wide.
   int b_panel = 0;

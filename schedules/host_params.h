@@ -10,8 +10,8 @@ namespace gaf {
 // MatMul + epilogue: each output tile of `vectors` SIMD vectors x `rows` rows is accumulated in
 // registers over the whole k loop, then the epilogue runs on it and it is stored once.
 struct MatMulParams {
-  int vectors = 3;     // SIMD vectors per tile row (tile width = vectors * lanes)
-  int rows = 8;        // output rows per tile
+  int vectors = 3;  // SIMD vectors per tile row (tile width = vectors * lanes)
+  int rows = 8;     // output rows per tile
   // k iterations unrolled in the accumulator loop; 0 = by K: 4 from K >= 2048 (measured: 130 ->
   // 160 GFLOP/s per core at 128x3072x768, no gain or a loss at K = 768) and up to K = 512
   // (attention's short k loops: probs x V at seq 512 1.62 -> 1.45 ms, Q x K^T + Softmax 2.80 ->

@@ -47,9 +47,7 @@ const Halide::Target& host_target() {
 
 int float_lanes(const Halide::Target& t) { return std::max(1, t.natural_vector_size(Halide::Float(32))); }
 
-int vector_registers(const Halide::Target& t) {
-  return t.has_feature(Halide::Target::AVX512) ? 32 : 16;
-}
+int vector_registers(const Halide::Target& t) { return t.has_feature(Halide::Target::AVX512) ? 32 : 16; }
 
 std::string host_machine_key() {
   const CpuFacts& cpu = cpu_facts();

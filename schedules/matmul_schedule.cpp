@@ -179,7 +179,7 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   // start a tile at min(no * width, N - width), which Halide cannot divide: gathers (4x slower).
   // A packed B whose last panel is padded (N not a multiple of the width): the last tile is
   // guarded; the others stay exact.
-  const TailStrategy columns = !exact ? TailStrategy::ShiftInwards
+  const TailStrategy columns = !exact             ? TailStrategy::ShiftInwards
                                : N % t.width != 0 ? TailStrategy::GuardWithIf
                                                   : TailStrategy::RoundUp;
   f.split(a[0], no, ni, t.width, columns);
@@ -204,8 +204,8 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   // Only a tall A (more than 4 blocks' worth, e.g. batch 8 x seq 128) is blocked: a short one
   // stays in cache across the panels anyway, and blocking would re-read B once per block.
   int64_t a_bytes = kc ? M * *kc * 4 : 0;
-  o.blocked = block_tiles == 0 && tiles_per_block > 0 && M > tiles_per_block * t.rows &&
-              a_bytes > 4 * p.matmul.a_block_bytes;
+  o.blocked =
+      block_tiles == 0 && tiles_per_block > 0 && M > tiles_per_block * t.rows && a_bytes > 4 * p.matmul.a_block_bytes;
   if (o.blocked) {
     f.split(o.mo, mb, o.mo, static_cast<int>(tiles_per_block), TailStrategy::GuardWithIf);
     order.emplace_back(mb);
@@ -326,8 +326,8 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
   return true;
 }
 
-bool schedule_gated_tiles(const TensorFunc& out, const Stage& gate_acc, StagedOperands gate_staged,
-                          const Stage& up_acc, StagedOperands up_staged, const HostScheduleParams& p, int b_panel) {
+bool schedule_gated_tiles(const TensorFunc& out, const Stage& gate_acc, StagedOperands gate_staged, const Stage& up_acc,
+                          StagedOperands up_staged, const HostScheduleParams& p, int b_panel) {
   std::optional<OutputTiles> o = tile_output(out, gate_acc, p, b_panel, 0, 0);
   if (!o) return false;
   accumulate_in_tiles(*o, gate_acc, gate_staged, p, true);

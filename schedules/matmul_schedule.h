@@ -37,8 +37,8 @@ struct StagedOperands {
 // (`staged.a` is not: A would be copied once per panel). `layout_run` > 0: `out` is the MatMul's output
 // through a layout epilogue (MemberFuncs::layout_run); the tiles are chosen for that many columns
 // and must divide it and `out`'s columns exactly (false, untouched, if they cannot).
-bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p,
-                           int b_panel = 0, StagedOperands staged = {}, int layout_run = 0);
+bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostScheduleParams& p, int b_panel = 0,
+                           StagedOperands staged = {}, int layout_run = 0);
 
 // A gated MLP (rule gated_mlp): `out` = act(x W_gate) * (x W_up), ONNX shape [..., M, N], in
 // register tiles as schedule_matmul_tiles; per parallel panel the gate's accumulator is computed
@@ -47,8 +47,8 @@ bool schedule_matmul_tiles(const TensorFunc& out, const Stage& acc, const HostSc
 // measured 15% slower at Llama's 128 x 768 x 2048: two B panels of 196 KB each, one L2). bf16 and
 // int8 accumulators stay per tile. Both B are packed alike (`b_panel`) or not at all. False,
 // nothing scheduled, when `out` has rank < 2.
-bool schedule_gated_tiles(const TensorFunc& out, const Stage& gate_acc, StagedOperands gate_staged,
-                          const Stage& up_acc, StagedOperands up_staged, const HostScheduleParams& p, int b_panel);
+bool schedule_gated_tiles(const TensorFunc& out, const Stage& gate_acc, StagedOperands gate_staged, const Stage& up_acc,
+                          StagedOperands up_staged, const HostScheduleParams& p, int b_panel);
 
 // A MatMul whose output rows are normalised whole (attention's scores and their Softmax): `out`
 // (the group output, ONNX shape [..., M, N] like `mm`, the MatMul's output) is computed in blocks
@@ -69,7 +69,6 @@ Placement schedule_matmul_rows(const TensorFunc& out, const TensorFunc& mm, cons
 // carried by `out`.
 std::optional<Placement> schedule_attention(const TensorFunc& out, const Stage& pv_acc, int layout_run,
                                             StagedOperands pv_staged, const TensorFunc& probs, const TensorFunc& mm,
-                                            const Stage& mm_acc, StagedOperands mm_staged,
-                                            const HostScheduleParams& p);
+                                            const Stage& mm_acc, StagedOperands mm_staged, const HostScheduleParams& p);
 
 }  // namespace gaf

@@ -44,16 +44,17 @@ class OpCounter : public Internal::IRVisitor {
     return r;
   }
   using IRVisitor::visit;
-#define GAF_COUNT(T)                   \
+#define GAF_COUNT(T)                           \
   void visit(const Internal::T* op) override { \
-    n_ += 1;                           \
-    IRVisitor::visit(op);              \
+    n_ += 1;                                   \
+    IRVisitor::visit(op);                      \
   }
-  GAF_COUNT(Add) GAF_COUNT(Sub) GAF_COUNT(Mul) GAF_COUNT(Div) GAF_COUNT(Mod) GAF_COUNT(Min)
-  GAF_COUNT(Max) GAF_COUNT(EQ) GAF_COUNT(NE) GAF_COUNT(LT) GAF_COUNT(LE) GAF_COUNT(GT) GAF_COUNT(GE)
-  GAF_COUNT(And) GAF_COUNT(Or) GAF_COUNT(Not) GAF_COUNT(Select)
+  GAF_COUNT(Add)
+  GAF_COUNT(Sub) GAF_COUNT(Mul) GAF_COUNT(Div) GAF_COUNT(Mod) GAF_COUNT(Min) GAF_COUNT(Max) GAF_COUNT(EQ) GAF_COUNT(NE)
+      GAF_COUNT(LT) GAF_COUNT(LE) GAF_COUNT(GT) GAF_COUNT(GE) GAF_COUNT(And) GAF_COUNT(Or) GAF_COUNT(Not)
+          GAF_COUNT(Select)
 #undef GAF_COUNT
-  void visit(const Internal::Call* op) override {
+              void visit(const Internal::Call* op) override {
     if (op->call_type == Internal::Call::Halide && op->func.defined()) {
       Internal::Function callee(op->func);
       if (inlined_(callee.name())) n_ += count(callee);
@@ -104,7 +105,7 @@ class NpuScheduler {
   // ---- the group's Funcs --------------------------------------------------------------------
   void index_funcs() {
     for (const NpuGroupInput& in : inputs_)
-      if (in.param.defined()) gm_inputs_.insert(Func(in.param).name());  // the param's Func: "<name>_im" 
+      if (in.param.defined()) gm_inputs_.insert(Func(in.param).name());  // the param's Func: "<name>_im"
     for (const MemberFuncs& m : members_) {
       for (size_t k = 0; k < m.outputs.size(); ++k) {
         const TensorFunc& t = m.outputs[k];
@@ -180,8 +181,8 @@ class NpuScheduler {
       for (size_t r = 0; r < roots_.size(); ++r)
         if (roots_[r].compute.name() == mm.func.name()) carrier = static_cast<int>(r);
       const TensorFunc* only = outputs_.size() == 1 ? &outputs_[0] : nullptr;
-      if (carrier < 0 && only && !stats && m.decisions[0].decision != ComputeDecision::Root &&
-          !roots_[0].cube && trailing_match(only->shape, mm.shape))
+      if (carrier < 0 && only && !stats && m.decisions[0].decision != ComputeDecision::Root && !roots_[0].cube &&
+          trailing_match(only->shape, mm.shape))
         carrier = 0;
       if (carrier < 0) carrier = materialise(mm.func.name());
       roots_[carrier].cube = &m;
@@ -205,8 +206,10 @@ class NpuScheduler {
     r.compute = r.gm = funcs_.at(name);
     r.direct = true;
     auto s = shape_of_.find(name);
-    if (s != shape_of_.end()) r.shape = s->second;
-    else r.unknown_shape = true;
+    if (s != shape_of_.end())
+      r.shape = s->second;
+    else
+      r.unknown_shape = true;
     roots_.push_back(r);
     computed_.erase(name);
     return static_cast<int>(roots_.size() - 1);

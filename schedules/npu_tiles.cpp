@@ -21,8 +21,7 @@ std::string kb(int64_t bytes) {
 [[noreturn]] void no_fit(const std::string& label, const std::string& buffer, const std::string& what, int64_t need,
                          int64_t capacity) {
   throw GafError(label + " does not fit the NPU target: " + what + " needs " + kb(need) + " of " + buffer +
-                 ", but half of " + buffer + " (the other half double-buffers the next tile) is " +
-                 kb(capacity / 2));
+                 ", but half of " + buffer + " (the other half double-buffers the next tile) is " + kb(capacity / 2));
 }
 
 // The largest divisor of `k` not above `limit` (k blocks must divide K: a reduction split is exact).
@@ -113,14 +112,15 @@ NpuTileChoice choose_cube_tile(const std::string& label, const Shape& shape, int
     }
   if (K > 0) {
     int64_t limit = std::min(t.l0a_bytes / 2 / (c.m * eb), t.l0b_bytes / 2 / (c.n * eb));
-    if (limit < 1) no_fit(label, c.m > c.n ? "L0A" : "L0B", "one k step", std::max(c.m, c.n) * eb,
-                          std::min(t.l0a_bytes, t.l0b_bytes));
+    if (limit < 1)
+      no_fit(label, c.m > c.n ? "L0A" : "L0B", "one k step", std::max(c.m, c.n) * eb,
+             std::min(t.l0a_bytes, t.l0b_bytes));
     int64_t panel = t.l1_bytes / 2 / ((c.m + c.n) * eb);
     if (p.k_l1 > 0) {
       // gaf-tune's panel: it must split K exactly and fit L1; the L0 block then divides it.
       if (K % p.k_l1 != 0)
-        throw GafError(label + ": NPU parameter k_l1=" + std::to_string(p.k_l1) + " does not divide K=" +
-                       std::to_string(K) + " (k panels split the reduction exactly)");
+        throw GafError(label + ": NPU parameter k_l1=" + std::to_string(p.k_l1) +
+                       " does not divide K=" + std::to_string(K) + " (k panels split the reduction exactly)");
       if (p.k_l1 > panel)
         no_fit(label, "L1", "a k panel of " + std::to_string(p.k_l1) + " (NPU parameter k_l1) of both operands",
                (c.m + c.n) * p.k_l1 * eb, t.l1_bytes);

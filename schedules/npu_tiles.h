@@ -12,7 +12,6 @@
 #include <Halide.h>  // included only by the NPU schedule's two files
 #include "schedules/npu_params.h"
 
-
 namespace gaf {
 
 struct NpuTileChoice {

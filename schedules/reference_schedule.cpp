@@ -13,8 +13,7 @@ void schedule_pure(Func f, const Shape& shape) {
   std::vector<Var> args = f.args();
   if (args.empty()) return;
   if (!shape.empty() && shape.back() >= 8) f.vectorize(args[0], 8, TailStrategy::GuardWithIf);
-  if (args.size() >= 2 && shape.size() >= 2 && shape_numel(shape) >= 4096)
-    f.parallel(args.back());
+  if (args.size() >= 2 && shape.size() >= 2 && shape_numel(shape) >= 4096) f.parallel(args.back());
 }
 
 }  // namespace
@@ -22,8 +21,7 @@ void schedule_pure(Func f, const Shape& shape) {
 bool schedule_accumulator(const Stage& s) {
   Func f = s.func;
   std::vector<Var> a = f.args();
-  if (s.role != StageRole::Accumulator || a.empty() || !f.has_update_definition() || s.reduction.empty())
-    return false;
+  if (s.role != StageRole::Accumulator || a.empty() || !f.has_update_definition() || s.reduction.empty()) return false;
   std::vector<VarOrRVar> order{a[0]};
   for (const RVar& r : s.reduction) order.emplace_back(r);
   for (size_t i = 1; i < a.size(); ++i) order.emplace_back(a[i]);
@@ -33,8 +31,7 @@ bool schedule_accumulator(const Stage& s) {
   return true;
 }
 
-void apply_reference_schedule(const std::vector<TensorFunc>& outputs,
-                              const std::vector<Stage>& stages) {
+void apply_reference_schedule(const std::vector<TensorFunc>& outputs, const std::vector<Stage>& stages) {
   for (const Stage& s : stages) {
     // Inlined into the accumulator, but a reduction (an int8 MatMul's row scales) cannot be.
     if (s.role == StageRole::Operand && !s.func.has_update_definition()) continue;

@@ -14,7 +14,6 @@ namespace gaf {
 // nothing) for a stage without an update over a reduction. Shared by the fused schedule.
 bool schedule_accumulator(const Stage& s);
 
-void apply_reference_schedule(const std::vector<TensorFunc>& outputs,
-                              const std::vector<Stage>& stages);
+void apply_reference_schedule(const std::vector<TensorFunc>& outputs, const std::vector<Stage>& stages);
 
 }  // namespace gaf

@@ -15,8 +15,10 @@ Placement Placement::at(Func f, Var v) {
 }
 
 void Placement::apply(Func f) const {
-  if (root) f.compute_root();
-  else f.compute_at(func, var);
+  if (root)
+    f.compute_root();
+  else
+    f.compute_at(func, var);
 }
 
 Var fuse_parallel(Func f, Var first, const std::vector<Var>& outer) {

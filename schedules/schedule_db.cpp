@@ -87,23 +87,21 @@ TunedSchedule read_entry(const std::string& path, size_t index, const json& j) {
 
 json write_params(const TunedSchedule& s) {
   if (s.target == "npu-tile")
-    return {{"npu",
-             {{"m", s.npu.m}, {"n", s.npu.n}, {"k_l1", s.npu.k_l1}, {"rows", s.npu.rows}, {"chunk", s.npu.chunk}}}};
-  return {{"matmul", {{"vectors", s.matmul.vectors}, {"rows", s.matmul.rows}, {"k_unroll", s.matmul.k_unroll}, {"a_block_bytes", s.matmul.a_block_bytes},
-                      {"k_block", s.matmul.k_block}}},
+    return {
+        {"npu", {{"m", s.npu.m}, {"n", s.npu.n}, {"k_l1", s.npu.k_l1}, {"rows", s.npu.rows}, {"chunk", s.npu.chunk}}}};
+  return {{"matmul",
+           {{"vectors", s.matmul.vectors},
+            {"rows", s.matmul.rows},
+            {"k_unroll", s.matmul.k_unroll},
+            {"a_block_bytes", s.matmul.a_block_bytes},
+            {"k_block", s.matmul.k_block}}},
           {"rows", {{"task_elems", s.rows.task_elems}}}};
 }
 
 json write_entry(const TunedSchedule& s) {
-  json j{{"signature", s.signature},
-         {"target", s.target},
-         {"machine", s.machine},
-         {"label", s.label},
-         {"params", write_params(s)},
-         {"default_ms", s.default_ms},
-         {"best_ms", s.best_ms},
-         {"trials", s.trials},
-         {"date", s.date}};
+  json j{{"signature", s.signature}, {"target", s.target},        {"machine", s.machine},
+         {"label", s.label},         {"params", write_params(s)}, {"default_ms", s.default_ms},
+         {"best_ms", s.best_ms},     {"trials", s.trials},        {"date", s.date}};
   if (s.apart_ms) j["apart_ms"] = *s.apart_ms;
   return j;
 }
@@ -123,8 +121,7 @@ ScheduleDb ScheduleDb::load(const std::string& path, bool missing_ok) {
     throw GafError(path + ": not a schedule database (no \"schema\" field)");
   if (j["schema"] != kSchema)
     throw GafError(path + ": schema '" + j["schema"].get<std::string>() + "' is not '" + kSchema + "'");
-  if (!j.contains("entries") || !j["entries"].is_array())
-    throw GafError(path + ": field 'entries' must be an array");
+  if (!j.contains("entries") || !j["entries"].is_array()) throw GafError(path + ": field 'entries' must be an array");
   for (size_t i = 0; i < j["entries"].size(); ++i) db.put(read_entry(path, i, j["entries"][i]));
   return db;
 }
@@ -160,8 +157,8 @@ HostScheduleParams with_tuned(HostScheduleParams defaults, const TunedSchedule& 
 
 bool legal_host_params(const MatMulParams& m, const RowParams& r, int vector_registers) {
   bool ku_ok = m.k_unroll == 0 || m.k_unroll == 1 || m.k_unroll == 2 || m.k_unroll == 4 || m.k_unroll == 8;
-  return m.vectors >= 1 && m.rows >= 1 && m.vectors * m.rows + m.vectors + 1 <= vector_registers && ku_ok && m.k_block >= 0 &&
-         r.task_elems >= 256 && r.task_elems <= (int64_t{1} << 24);
+  return m.vectors >= 1 && m.rows >= 1 && m.vectors * m.rows + m.vectors + 1 <= vector_registers && ku_ok &&
+         m.k_block >= 0 && r.task_elems >= 256 && r.task_elems <= (int64_t{1} << 24);
 }
 
 }  // namespace gaf

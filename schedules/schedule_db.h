@@ -15,23 +15,23 @@
 namespace gaf {
 
 struct TunedSchedule {
-  std::string signature;   // FusionGroup::signature
-  std::string target;      // "host" or "npu-tile"
-  std::string machine;     // host_machine_key() or npu_machine_key()
-  std::string label;       // what the group is, for people ("MatMul+GELU")
-  MatMulParams matmul;     // host entries
-  RowParams rows;          // host entries
-  NpuScheduleParams npu;   // npu-tile entries
+  std::string signature;  // FusionGroup::signature
+  std::string target;     // "host" or "npu-tile"
+  std::string machine;    // host_machine_key() or npu_machine_key()
+  std::string label;      // what the group is, for people ("MatMul+GELU")
+  MatMulParams matmul;    // host entries
+  RowParams rows;         // host entries
+  NpuScheduleParams npu;  // npu-tile entries
   // Host: median measured time with the default parameters and with these. npu-tile: the NPU
   // simulator's modeled time (npu_modeled_time total), in ms too.
   double default_ms = 0;
   double best_ms = 0;
-  int trials = 0;          // candidates measured
+  int trials = 0;  // candidates measured
   // Host: set when gaf-tune's guard measured the group's members run apart (each its own kernel)
   // faster than the group fused (best_ms): this many ms. gaf run / compile with this database
   // then plan those nodes apart (GAF-NF030), the guard of `gaf run --check-fusion` made lasting.
   std::optional<double> apart_ms;
-  std::string date;        // YYYY-MM-DD
+  std::string date;  // YYYY-MM-DD
 };
 
 class ScheduleDb {
@@ -42,8 +42,7 @@ class ScheduleDb {
   // Writes atomically (a failure leaves the old file).
   void save(const std::string& path) const;
 
-  const TunedSchedule* find(const std::string& signature, const std::string& target,
-                            const std::string& machine) const;
+  const TunedSchedule* find(const std::string& signature, const std::string& target, const std::string& machine) const;
   // Inserts or replaces the entry with the same key.
   void put(const TunedSchedule& s);
   const std::vector<TunedSchedule>& entries() const { return entries_; }

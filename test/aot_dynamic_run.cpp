@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   try {
     gaf::PlanRunner runner(BERT_DYN_PLAN, bert_dyn_library);
     std::map<std::string, gaf::Tensor> in;
-    for (const auto& spec : runner.inputs()) in[spec.name] = gaf::read_npy(std::string(argv[1]) + "/" + spec.name + ".npy");
+    for (const auto& spec : runner.inputs())
+      in[spec.name] = gaf::read_npy(std::string(argv[1]) + "/" + spec.name + ".npy");
     auto out = runner.run(in);
     gaf::write_npy(std::string(argv[2]) + "/last_hidden_state.npy", out.at("last_hidden_state"));
   } catch (const gaf::GafError& e) {

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
     gaf::PlanRunner runner(BERT_NPU_PLAN, bert1_npu_library);
     if (!runner.npu()) throw gaf::GafError("the plan is not an npu-tile plan");
     std::map<std::string, gaf::Tensor> in;
-    for (const auto& spec : runner.inputs()) in[spec.name] = gaf::read_npy(std::string(argv[1]) + "/" + spec.name + ".npy");
+    for (const auto& spec : runner.inputs())
+      in[spec.name] = gaf::read_npy(std::string(argv[1]) + "/" + spec.name + ".npy");
     auto out = runner.run(in);
     for (const auto& [name, t] : out) gaf::write_npy(std::string(argv[2]) + "/" + name + ".npy", t);
     gaf::NpuCounts total;

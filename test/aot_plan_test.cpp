@@ -113,8 +113,9 @@ TEST(AotPlan, IndexChecksAndKvCachesRoundTripAndAreChecked) {
   EXPECT_NO_THROW(q.validate("p"));
   EXPECT_NE(p.kernel_table_hash(), tiny_plan().kernel_table_hash()) << "cache windows change the kernels' contract";
   q.groups[0].index_checks[0].data = "h";
-  EXPECT_NE(error_of([&] { q.validate("p"); }).find("field 'groups[0].index_checks[0]': 'h' is not an input of the group"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { q.validate("p"); }).find("field 'groups[0].index_checks[0]': 'h' is not an input of the group"),
+      std::string::npos);
   q = AotPlan::from_json(p.to_json(), "p.json");
   q.kv_caches[0].present = "h";
   EXPECT_NE(error_of([&] { q.validate("p"); }).find("field 'kv_caches[0].present': 'h' is not an output"),

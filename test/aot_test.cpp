@@ -194,11 +194,11 @@ TEST(BertInfer, MatchesTheJitPathWithin1e6Relative) {
   std::string inputs = write_inputs(dir + "/in", BERT_SEQ, 768);
   fs::create_directories(dir + "/jit");
   fs::create_directories(dir + "/aot");
-  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base " + kBertArgs + inputs +
-                                      " --output-dir " + dir + "/jit",
-                                  dir);
+  CommandResult jit =
+      run_command(gaf_binary() + " run builtin:bert-base " + kBertArgs + inputs + " --output-dir " + dir + "/jit", dir);
   ASSERT_EQ(jit.exit_code, 0) << jit.err;
-  CommandResult aot = run_command(std::string(BERT_INFER) + inputs + " --repeat 1 --profile --output-dir " + dir + "/aot", dir);
+  CommandResult aot =
+      run_command(std::string(BERT_INFER) + inputs + " --repeat 1 --profile --output-dir " + dir + "/aot", dir);
   ASSERT_EQ(aot.exit_code, 0) << aot.err;
   EXPECT_NE(aot.out.find("forward (AOT): median"), std::string::npos) << aot.out;
   EXPECT_NE(aot.out.find("profile (one run)"), std::string::npos) << aot.out;
@@ -221,7 +221,8 @@ TEST(BertInfer, InputErrorsNameTheTensor) {
   struct Case {
     std::string args, expect;
   } cases[] = {
-      {" --input hidden_states=" + dir + "/hidden_states.npy --input attention_mask=" + m_ok, "input 'hidden_states': shape [1,"},
+      {" --input hidden_states=" + dir + "/hidden_states.npy --input attention_mask=" + m_ok,
+       "input 'hidden_states': shape [1,"},
       {" --input attention_mask=" + m_ok, "input 'hidden_states' is missing"},
       {" --input bogus=" + m_ok, "input 'bogus' is not an input"},
       {" --plan " + dir + "/none.plan.json", "none.plan.json"},
@@ -325,10 +326,12 @@ TEST(ExampleProject, FindPackageGafAddFusedLibraryBuildsAndMatchesJit) {
     EXPECT_EQ(r.exit_code, 0) << what << ": " << cmd << "\n" << r.out << r.err;
     return r;
   };
-  if (step("model", std::string(python()) + " " + source_dir() + "/test/models/make_tiny_mlp.py " + dir).exit_code) return;
-  if (step("configure", "cmake -S " + source_dir() + "/examples/aot_onnx -B " + dir + "/build -DCMAKE_BUILD_TYPE=Release" +
-                            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR +
-                            " -DMODEL=" + dir + "/tiny_mlp.onnx").exit_code)
+  if (step("model", std::string(python()) + " " + source_dir() + "/test/models/make_tiny_mlp.py " + dir).exit_code)
+    return;
+  if (step("configure", "cmake -S " + source_dir() + "/examples/aot_onnx -B " + dir +
+                            "/build -DCMAKE_BUILD_TYPE=Release" + " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER +
+                            " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL=" + dir + "/tiny_mlp.onnx")
+          .exit_code)
     return;
   CommandResult b = step("build", "cmake --build " + dir + "/build");
   if (b.exit_code) return;
@@ -337,7 +340,8 @@ TEST(ExampleProject, FindPackageGafAddFusedLibraryBuildsAndMatchesJit) {
   fs::create_directories(dir + "/jit");
   CommandResult a = step("run", dir + "/build/aot_onnx " + dir + "/in " + dir + "/aot");
   EXPECT_NE(a.out.find("aot_onnx: "), std::string::npos) << a.out;
-  step("jit", gaf_binary() + " run " + dir + "/tiny_mlp.onnx --input x=" + dir + "/in/x.npy --output-dir " + dir + "/jit");
+  step("jit",
+       gaf_binary() + " run " + dir + "/tiny_mlp.onnx --input x=" + dir + "/in/x.npy --output-dir " + dir + "/jit");
   CommandResult l = step("ldd", "ldd " + dir + "/build/aot_onnx");
   EXPECT_EQ(l.out.find("libHalide"), std::string::npos) << l.out;
   TensorMap x{{"y", read_npy(dir + "/aot/y.npy")}}, y{{"y", read_npy(dir + "/jit/y.npy")}};
@@ -361,13 +365,13 @@ TEST(MultiTarget, BothVariantsMatchTheJitPath) {
   fs::remove_all(dir);
   const std::string inputs = write_inputs(dir + "/in", 16, 768);
   for (const char* sub : {"jit", "native", "fallback"}) fs::create_directories(dir + "/" + sub);
-  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16" + inputs +
-                                      " --output-dir " + dir + "/jit",
-                                  dir);
+  CommandResult jit = run_command(
+      gaf_binary() + " run builtin:bert-base --layers 1 --seq 16" + inputs + " --output-dir " + dir + "/jit", dir);
   ASSERT_EQ(jit.exit_code, 0) << jit.err;
   TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}};
   for (const char* mode : {"native", "fallback"}) {
-    CommandResult r = run_command(std::string(AOT_MULTITARGET_RUN) + " " + dir + "/in " + dir + "/" + mode + " " + mode, dir);
+    CommandResult r =
+        run_command(std::string(AOT_MULTITARGET_RUN) + " " + dir + "/in " + dir + "/" + mode + " " + mode, dir);
     ASSERT_EQ(r.exit_code, 0) << mode << "\n" << r.err;
     TensorMap got{{"o", read_npy(dir + "/" + mode + "/last_hidden_state.npy")}};
     EXPECT_LE(max_rel_diff(got, ref), std::string(mode) == "native" ? 1e-6 : 1e-5) << mode;
@@ -390,7 +394,8 @@ TEST(AotInt8, LibraryMatchesGafRunInt8AndNamesTheCpuFeaturesItNeeds) {
   const json plan = json::parse(slurp(BERT_INT8_PLAN_FILE));
   const std::string features = " " + cpu_facts().feature_list() + " ";
   bool runs_here = true;
-  for (const auto& f : plan.value("cpu_features", json::array())) runs_here = runs_here && features.find(" " + f.get<std::string>() + " ") != std::string::npos;
+  for (const auto& f : plan.value("cpu_features", json::array()))
+    runs_here = runs_here && features.find(" " + f.get<std::string>() + " ") != std::string::npos;
   CommandResult aot = run_command(std::string(AOT_INT8_RUN) + " " + dir + "/in " + dir + "/aot native", dir);
   if (!runs_here) {
     EXPECT_EQ(aot.exit_code, 1);
@@ -398,21 +403,24 @@ TEST(AotInt8, LibraryMatchesGafRunInt8AndNamesTheCpuFeaturesItNeeds) {
     GTEST_SKIP() << "this CPU lacks a feature the int8 library was compiled for: " << aot.err;
   }
   ASSERT_EQ(aot.exit_code, 0) << aot.err;
-  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16 --precision int8" + inputs +
-                                      " --output-dir " + dir + "/jit",
+  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16 --precision int8" +
+                                      inputs + " --output-dir " + dir + "/jit",
                                   dir);
   ASSERT_EQ(jit.exit_code, 0) << jit.err;
-  TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}}, got{{"o", read_npy(dir + "/aot/last_hidden_state.npy")}};
+  TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}},
+      got{{"o", read_npy(dir + "/aot/last_hidden_state.npy")}};
   EXPECT_LE(max_rel_diff(got, ref), 1e-6);
   // A feature no x86 CPU has: refused before any kernel runs.
   json edited = plan;
   edited["cpu_features"] = json::array({"avx512_vnni_from_the_future"});
   const std::string edited_path = fs::path(BERT_INT8_PLAN_FILE).parent_path().string() + "/bert_int8_edited.plan.json";
   { std::ofstream(edited_path) << edited.dump(1); }
-  CommandResult refused = run_command(std::string(AOT_INT8_RUN) + " " + dir + "/in " + dir + "/refused native " + edited_path, dir);
+  CommandResult refused =
+      run_command(std::string(AOT_INT8_RUN) + " " + dir + "/in " + dir + "/refused native " + edited_path, dir);
   fs::remove(edited_path);
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_NE(refused.err.find("its kernels need avx512_vnni_from_the_future, which this CPU"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("its kernels need avx512_vnni_from_the_future, which this CPU"), std::string::npos)
+      << refused.err;
   EXPECT_FALSE(fs::exists(dir + "/refused/last_hidden_state.npy"));
 }
 
@@ -439,9 +447,8 @@ TEST(MultiTarget, NpuTileLibraryMatchesHostAndTheJitNpuModel) {
   fs::create_directories(dir + "/jit");
   fs::create_directories(dir + "/npu");
   const std::string inputs = write_inputs(dir + "/in", 16, 768);
-  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16" + inputs +
-                                      " --output-dir " + dir + "/jit",
-                                  dir);
+  CommandResult jit = run_command(
+      gaf_binary() + " run builtin:bert-base --layers 1 --seq 16" + inputs + " --output-dir " + dir + "/jit", dir);
   ASSERT_EQ(jit.exit_code, 0) << jit.err;
   CommandResult npu = run_command(std::string(AOT_NPU_RUN) + " " + dir + "/in " + dir + "/npu", dir);
   ASSERT_EQ(npu.exit_code, 0) << npu.err;

@@ -20,7 +20,8 @@ namespace {
 // Per-channel BN parameters with a spread of values (var > 0).
 struct BnParams {
   Tensor scale, bias, mean, var;
-  explicit BnParams(int64_t c) : scale(filled({c}, 0.7f)), bias(filled({c}, -0.3f)), mean(filled({c}, 0.25f)), var(filled({c}, 0.4f)) {
+  explicit BnParams(int64_t c)
+      : scale(filled({c}, 0.7f)), bias(filled({c}, -0.3f)), mean(filled({c}, 0.25f)), var(filled({c}, 0.4f)) {
     for (int64_t i = 0; i < c; ++i) {
       scale.data<float>()[i] *= (i % 2 ? -1.5f : 1.0f);
       var.data<float>()[i] += 0.3f * static_cast<float>(i % 3);
@@ -31,8 +32,8 @@ struct BnParams {
 ValueRef batch_norm(GraphBuilder& b, ValueRef x, const BnParams& p, const std::string& prefix, bool const_mean = true) {
   Attributes a;
   a.set("epsilon", 1e-3f);
-  ValueRef mean = const_mean ? b.weight(prefix + "_mean", p.mean)
-                             : b.input(prefix + "_mean", DType::Float32, {p.mean.shape()[0]});
+  ValueRef mean =
+      const_mean ? b.weight(prefix + "_mean", p.mean) : b.input(prefix + "_mean", DType::Float32, {p.mean.shape()[0]});
   return b.op1("BatchNormalization",
                {x, b.weight(prefix + "_scale", p.scale), b.weight(prefix + "_b", p.bias), mean,
                 b.weight(prefix + "_var", p.var)},
@@ -40,8 +41,8 @@ ValueRef batch_norm(GraphBuilder& b, ValueRef x, const BnParams& p, const std::s
 }
 
 int count_op(const Graph& g, const std::string& op) {
-  return static_cast<int>(std::count_if(g.nodes().begin(), g.nodes().end(),
-                                        [&](const Node& n) { return n.op_type == op; }));
+  return static_cast<int>(
+      std::count_if(g.nodes().begin(), g.nodes().end(), [&](const Node& n) { return n.op_type == op; }));
 }
 
 int node_index(const Graph& g, const std::string& op) {

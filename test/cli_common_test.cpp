@@ -46,7 +46,8 @@ TEST(CliCommon, LogLevels) {
   CommandResult bad = run_command("GAF_LOG_LEVEL=loud " + gaf_cmd("plan " + kSmall), dir);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err_lines(), 1);
-  EXPECT_NE(bad.err.find("GAF_LOG_LEVEL: unknown level 'loud' (valid: error, warn, info, debug)"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("GAF_LOG_LEVEL: unknown level 'loud' (valid: error, warn, info, debug)"), std::string::npos)
+      << bad.err;
 }
 
 TEST(CliCommon, ProgressIsPlainLinesOffATerminal) {
@@ -63,7 +64,8 @@ TEST(CliCommon, ThreadsSizeHalidesThreadPool) {
     CommandResult r = run_command(gaf_cmd("run " + kSmall + " --threads " + std::to_string(t) + " -v"), dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // Counted in /proc/self/task after the kernels ran: the caller plus the pool's workers.
-    EXPECT_NE(r.err.find("threads: this process ran with " + std::to_string(t) + " threads"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("threads: this process ran with " + std::to_string(t) + " threads"), std::string::npos)
+        << r.err;
   }
   CommandResult bad = run_command(gaf_cmd("verify " + kSmall + " --threads -2"), dir);
   EXPECT_EQ(bad.exit_code, 1);
@@ -73,8 +75,8 @@ TEST(CliCommon, ThreadsSizeHalidesThreadPool) {
 TEST(CliCommon, ExitCodes) {
   std::string dir = scratch_dir("cli_common");
   EXPECT_EQ(run_command(gaf_cmd("info " + kSmall), dir).exit_code, 0);
-  EXPECT_EQ(run_command(gaf_cmd("frobnicate"), dir).exit_code, 1);            // unknown subcommand
-  EXPECT_EQ(run_command(gaf_cmd("plan builtin:nope"), dir).exit_code, 1);     // unknown model
+  EXPECT_EQ(run_command(gaf_cmd("frobnicate"), dir).exit_code, 1);         // unknown subcommand
+  EXPECT_EQ(run_command(gaf_cmd("plan builtin:nope"), dir).exit_code, 1);  // unknown model
   EXPECT_EQ(run_command(gaf_cmd("plan " + kSmall + " --max-group-size x"), dir).exit_code, 1);
 }
 

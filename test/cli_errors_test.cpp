@@ -15,9 +15,9 @@ class CliErrors : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = scratch_dir("cli_errors_models");
-    CommandResult r = run_command(std::string(python()) + " " + source_dir() +
-                                      "/test/models/make_test_models.py " + dir_,
-                                  scratch_dir("cli_errors_gen"));
+    CommandResult r =
+        run_command(std::string(python()) + " " + source_dir() + "/test/models/make_test_models.py " + dir_,
+                    scratch_dir("cli_errors_gen"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static std::string m(const std::string& f) { return dir_ + "/" + f; }
@@ -65,9 +65,9 @@ TEST_F(CliErrors, MissingInput) {
 }
 
 TEST_F(CliErrors, ExtraInput) {
-  expect_error("run " + m("add.onnx") + " --input a=" + m("a.npy") + " --input b=" + m("b.npy") +
-                   " --input c=" + m("b.npy"),
-               {"input 'c' is not an input of the model"});
+  expect_error(
+      "run " + m("add.onnx") + " --input a=" + m("a.npy") + " --input b=" + m("b.npy") + " --input c=" + m("b.npy"),
+      {"input 'c' is not an input of the model"});
 }
 
 TEST_F(CliErrors, WrongShape) {
@@ -98,9 +98,9 @@ TEST_F(CliErrors, ExternalDataEscapingModelFolder) {
 TEST_F(CliErrors, ExternalDataInsideFolderLoads) {
   std::string out = scratch_dir("cli_errors_ext_out");
   fs::create_directories(out);
-  CommandResult r = run_command(gaf_binary() + " run " + m("external_ok/model.onnx") + " --input x=" +
-                                    m("x.npy") + " --output-dir " + out,
-                                scratch_dir("cli_errors_run"));
+  CommandResult r = run_command(
+      gaf_binary() + " run " + m("external_ok/model.onnx") + " --input x=" + m("x.npy") + " --output-dir " + out,
+      scratch_dir("cli_errors_run"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(out + "/y.npy"));
 }
@@ -131,9 +131,9 @@ TEST_F(CliErrors, ExternalDataIsReadWhenFirstUsed) {
 TEST_F(CliErrors, UnboundSymbolicDim) {
   // The PyTorch-style model has symbolic batch/seq; info without bindings cannot plan shapes.
   std::string dir = scratch_dir("cli_errors_sym");
-  CommandResult gen = run_command(std::string(python()) + " " + source_dir() +
-                                      "/test/models/export_bert.py " + dir + " 14 --layers 1",
-                                  scratch_dir("cli_errors_gen"));
+  CommandResult gen =
+      run_command(std::string(python()) + " " + source_dir() + "/test/models/export_bert.py " + dir + " 14 --layers 1",
+                  scratch_dir("cli_errors_gen"));
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   expect_error("info " + dir + "/model.onnx --dim batch=2", {"unbound symbolic dim(s): seq", "--dim"});
   expect_error("info " + dir + "/model.onnx --dim batch", {"--dim 'batch': expected NAME=VALUE"});
@@ -143,8 +143,8 @@ TEST_F(CliErrors, FailedRunLeavesNoPartialOutput) {
   std::string out = scratch_dir("cli_errors_no_partial");
   fs::remove_all(out);
   fs::create_directories(out);
-  expect_error("run " + m("add.onnx") + " --input a=" + m("a_wrong_shape.npy") + " --input b=" +
-                   m("b.npy") + " --output-dir " + out,
+  expect_error("run " + m("add.onnx") + " --input a=" + m("a_wrong_shape.npy") + " --input b=" + m("b.npy") +
+                   " --output-dir " + out,
                {"input 'a'"});
   EXPECT_TRUE(fs::is_empty(out));
 }

@@ -18,8 +18,10 @@ TEST(CliExplain, FusedNodeGroupRuleAndDecision) {
   CommandResult r = run_command(gaf_cmd("explain " + kSmall + " --node " + kLayerNormNode), scratch_dir("cli_explain"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("node '" + kLayerNormNode + "' (ReduceMean, reduction)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fused: group g5 MatMul+LayerNorm (kind matmul_epilogue, rule matmul_layernorm), 12 ops in one kernel"),
-            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(
+                "fused: group g5 MatMul+LayerNorm (kind matmul_epilogue, rule matmul_layernorm), 12 ops in one kernel"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("  * ReduceMean  " + kLayerNormNode), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("decision: '" + kLayerNormNode + "' is compute_at "), std::string::npos) << r.out;
 }
@@ -28,13 +30,15 @@ TEST(CliExplain, UnfusedNodeListsRefusalsWithTheOtherNode) {
   // Without the attention rules the Softmax runs alone, refused by its neighbours' groups.
   CommandResult r = run_command(
       gaf_cmd("explain " + kSmall + " --disable-rule attention --disable-rule attention_scores --node Softmax_25"),
-                                scratch_dir("cli_explain"));
+      scratch_dir("cli_explain"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("node 'encoder.layer.0/attention/Softmax_25' (Softmax, reduction)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not fused: runs alone as group g3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("refused merges involving it (2):"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GAF-NF004 [generic] with 'encoder.layer.0/attention/MatMul_26' (in g4)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GAF-NF004 [generic] with 'encoder.layer.0/attention/Add_24' (in g2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GAF-NF004 [generic] with 'encoder.layer.0/attention/MatMul_26' (in g4)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("GAF-NF004 [generic] with 'encoder.layer.0/attention/Add_24' (in g2)"), std::string::npos)
+      << r.out;
 }
 
 TEST(CliExplain, SkippedNodeAndRewrittenNode) {
@@ -46,8 +50,10 @@ TEST(CliExplain, SkippedNodeAndRewrittenNode) {
   CommandResult key = run_command(gaf_cmd("explain " + kSmall + " --node self.key/MatMul_11"), dir);
   ASSERT_EQ(key.exit_code, 0) << key.err;
   EXPECT_NE(key.out.find("before grouping: Rewrote horizontal MatMul:"), std::string::npos) << key.out;
-  EXPECT_NE(key.out.find("its work is now done by 'encoder.layer.0/attention/encoder.layer.0.attention.self.query/MatMul_6/horizontal/MatMul'"),
-            std::string::npos) << key.out;
+  EXPECT_NE(key.out.find("its work is now done by "
+                         "'encoder.layer.0/attention/encoder.layer.0.attention.self.query/MatMul_6/horizontal/MatMul'"),
+            std::string::npos)
+      << key.out;
   EXPECT_NE(key.out.find("fused: group g1 MatMul x3 (horizontal)"), std::string::npos) << key.out;
 }
 
@@ -79,11 +85,13 @@ TEST(CliVerify, EveryGroupWithinDefaultTolerance) {
   }
   EXPECT_EQ(rows, 6) << r.out;
   EXPECT_NE(r.out.find("  output -                 last_hidden_state"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("verify: 6 groups checked, 0 above tolerance; 1 outputs, 0 above tolerance"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verify: 6 groups checked, 0 above tolerance; 1 outputs, 0 above tolerance"), std::string::npos)
+      << r.out;
 }
 
 TEST(CliVerify, ZeroToleranceFlagsExactlyTheGroupsThatDiffer) {
-  CommandResult r = run_command(gaf_cmd("verify " + kSmall + " --range=-2,2 --rtol 0 --atol 0"), scratch_dir("cli_verify"));
+  CommandResult r =
+      run_command(gaf_cmd("verify " + kSmall + " --range=-2,2 --rtol 0 --atol 0"), scratch_dir("cli_verify"));
   EXPECT_NE(r.out.find("float32 uniform in [-2, 2]"), std::string::npos) << r.out;
   std::regex row(R"(\n  g\d+ .*? (\S+) +(\S+) +(\S+)  (ok|ABOVE TOLERANCE))");
   int rows = 0, above = 0;
@@ -113,19 +121,23 @@ TEST(CliVerify, BadOptionsAreOneLineErrors) {
 TEST(CliVerify, InputsFromFiles) {
   std::string dir = scratch_dir("cli_verify_inputs");
   std::filesystem::create_directories(dir);
-  CommandResult gen = run_command(std::string(python()) + " -c \"import numpy as np; r = np.random.default_rng(3); "
-                                      "np.save('" + dir + "/h.npy', r.uniform(-3, 3, (1, 16, 768)).astype('float32')); "
-                                      "np.save('" + dir + "/m.npy', np.ones((1, 16), 'float32'))\"",
+  CommandResult gen = run_command(std::string(python()) +
+                                      " -c \"import numpy as np; r = np.random.default_rng(3); "
+                                      "np.save('" +
+                                      dir +
+                                      "/h.npy', r.uniform(-3, 3, (1, 16, 768)).astype('float32')); "
+                                      "np.save('" +
+                                      dir + "/m.npy', np.ones((1, 16), 'float32'))\"",
                                   dir);
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  CommandResult r = run_command(gaf_cmd("verify " + kSmall + " --input hidden_states=" + dir + "/h.npy --input attention_mask=" +
-                                        dir + "/m.npy"),
-                                dir);
+  CommandResult r = run_command(
+      gaf_cmd("verify " + kSmall + " --input hidden_states=" + dir + "/h.npy --input attention_mask=" + dir + "/m.npy"),
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("inputs: from --input files"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verify: 6 groups checked, 0 above tolerance"), std::string::npos) << r.out;
-  CommandResult both = run_command(gaf_cmd("verify " + kSmall + " --input hidden_states=" + dir + "/h.npy --input attention_mask=" +
-                                           dir + "/m.npy --range=0,1"),
+  CommandResult both = run_command(gaf_cmd("verify " + kSmall + " --input hidden_states=" + dir +
+                                           "/h.npy --input attention_mask=" + dir + "/m.npy --range=0,1"),
                                    dir);
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_NE(both.err.find("--range applies to generated inputs"), std::string::npos) << both.err;

@@ -15,11 +15,12 @@ std::string gaf_cmd(const std::string& args) { return gaf_binary() + " " + args;
 TEST(CliPlan, LogLinesJsonAndDot) {
   std::string dir = scratch_dir("cli_plan");
   std::filesystem::create_directories(dir);
-  CommandResult r = run_command(gaf_cmd("plan builtin:bert-base --layers 1 --seq 16 --json " + dir +
-                                        "/plan.json --dot " + dir + "/plan.dot"),
-                                dir);
+  CommandResult r = run_command(
+      gaf_cmd("plan builtin:bert-base --layers 1 --seq 16 --json " + dir + "/plan.json --dot " + dir + "/plan.dot"),
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 2 MatMul+LayerNorm fusion opportunities"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 2 MatMul+LayerNorm fusion opportunities"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Detected 1 MatMul+GELU fusion opportunity"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[GRAPH_AUTOFUSION] Applied "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fusions by kind:"), std::string::npos);
@@ -43,14 +44,17 @@ TEST(CliPlan, LogLinesJsonAndDot) {
 TEST(CliPlan, ControlsFromEnvironmentAndFlags) {
   std::string dir = scratch_dir("cli_plan_env");
   CommandResult off = run_command("GAF_FUSION='disable-kind=normalization;disable-rule=matmul_layernorm' " +
-                                      gaf_cmd("plan builtin:bert-base --layers 1 --seq 16"), dir);
+                                      gaf_cmd("plan builtin:bert-base --layers 1 --seq 16"),
+                                  dir);
   ASSERT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(off.out.find("LayerNorm fusion"), std::string::npos) << off.out;
 
-  CommandResult bad = run_command("GAF_FUSION='disable-kind=vertical' " + gaf_cmd("plan builtin:bert-base --layers 1"), dir);
+  CommandResult bad =
+      run_command("GAF_FUSION='disable-kind=vertical' " + gaf_cmd("plan builtin:bert-base --layers 1"), dir);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
-  EXPECT_NE(bad.err.find("GAF_FUSION: unknown fusion kind 'vertical' (valid: elementwise"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("GAF_FUSION: unknown fusion kind 'vertical' (valid: elementwise"), std::string::npos)
+      << bad.err;
 
   CommandResult rule = run_command(gaf_cmd("plan builtin:bert-base --layers 1 --disable-rule nope"), dir);
   EXPECT_EQ(rule.exit_code, 1);
@@ -107,7 +111,8 @@ TEST(CliPlan, OutputDirIsCreated) {
   std::string dir = scratch_dir("cli_run_outdir");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  CommandResult r = run_command(gaf_cmd("run builtin:bert-base --layers 1 --seq 8 --output-dir " + dir + "/new/sub"), dir);
+  CommandResult r =
+      run_command(gaf_cmd("run builtin:bert-base --layers 1 --seq 8 --output-dir " + dir + "/new/sub"), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir + "/new/sub/last_hidden_state.npy")) << r.out;
 }

@@ -46,7 +46,8 @@ TEST(CliReport, HtmlIsSelfContainedWithPictureAndTables) {
   EXPECT_NE(page.find("<b>compute_at</b>"), std::string::npos);
   EXPECT_NE(page.find("matmul_layernorm"), std::string::npos);
   // The wide Q/K/V MatMul maps back to the model's own nodes.
-  EXPECT_NE(page.find("replaces encoder.layer.0/attention/encoder.layer.0.attention.self.key/MatMul_11"), std::string::npos);
+  EXPECT_NE(page.find("replaces encoder.layer.0/attention/encoder.layer.0.attention.self.key/MatMul_11"),
+            std::string::npos);
   EXPECT_NE(page.find("a computed value is broadcast by its consumer"), std::string::npos);
   // Self-contained: nothing to fetch, nothing to run.
   EXPECT_EQ(page.find("<script"), std::string::npos);
@@ -57,15 +58,18 @@ TEST(CliReport, HtmlIsSelfContainedWithPictureAndTables) {
 
 TEST(CliReport, ChromiumRendersTheReport) {
   const std::string chromium = "/usr/bin/chromium";
-  if (!fs::exists(chromium)) GTEST_SKIP() << "chromium is not installed (apt-get install chromium); skipping the browser check";
+  if (!fs::exists(chromium))
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium); skipping the browser check";
   std::string dir = scratch_dir("cli_report_chromium");
   fs::remove_all(dir);
   fs::create_directories(dir + "/profile");
   std::string html = dir + "/r.html";
   CommandResult r = run_command(gaf_cmd(std::string("report ") + kSmall + " --html " + html), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string flags = " --headless --no-sandbox --disable-gpu --disable-background-networking "
-                      "--disable-component-update --disable-sync --no-first-run --user-data-dir=" + dir + "/profile";
+  std::string flags =
+      " --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+      dir + "/profile";
   CommandResult dom = run_command("timeout 120 " + chromium + flags + " --dump-dom file://" + html, dir);
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   // The DOM Chromium built: the SVG's own elements, the clusters, and the three tables.
@@ -75,9 +79,9 @@ TEST(CliReport, ChromiumRendersTheReport) {
   EXPECT_NE(dom.out.find("id=\"totals-table\""), std::string::npos);
   EXPECT_EQ(count(dom.out, "<tr id=\"g"), 6u);
   EXPECT_NE(dom.out.find("id=\"refused-table\""), std::string::npos);
-  CommandResult shot = run_command("timeout 120 " + chromium + flags + " --window-size=1200,1600 --screenshot=" + dir +
-                                       "/shot.png file://" + html,
-                                   dir);
+  CommandResult shot = run_command(
+      "timeout 120 " + chromium + flags + " --window-size=1200,1600 --screenshot=" + dir + "/shot.png file://" + html,
+      dir);
   ASSERT_EQ(shot.exit_code, 0) << shot.err;
   EXPECT_GT(fs::file_size(dir + "/shot.png"), 20000u);  // a drawn page, not a blank one
 }
@@ -119,7 +123,8 @@ TEST(CliReport, JsonWithProfile) {
   for (const auto& g : j["groups"]) {
     EXPECT_GT(g["fused_ms"].get<double>(), 0.0) << g["id"];
     EXPECT_GT(g["unfused_ms"].get<double>(), 0.0) << g["id"];
-    if (g["nodes"].size() >= 2 && g["kind"] == "matmul_epilogue") saved += g["unfused_ms"].get<double>() - g["fused_ms"].get<double>();
+    if (g["nodes"].size() >= 2 && g["kind"] == "matmul_epilogue")
+      saved += g["unfused_ms"].get<double>() - g["fused_ms"].get<double>();
   }
   EXPECT_NEAR(j["totals"]["matmul_epilogue"]["ms_saved"].get<double>(), saved, 1e-9);
   std::string page = slurp(dir + "/r.html");
@@ -130,7 +135,8 @@ TEST(CliReport, JsonWithProfile) {
 TEST(CliReport, WithoutGraphvizThePageSaysWhy) {
   std::string dir = scratch_dir("cli_report_nodot");
   fs::create_directories(dir);
-  CommandResult r = run_command("PATH=/nonexistent " + gaf_cmd(std::string("report ") + kSmall + " --html " + dir + "/r.html"), dir);
+  CommandResult r =
+      run_command("PATH=/nonexistent " + gaf_cmd(std::string("report ") + kSmall + " --html " + dir + "/r.html"), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err_lines(), 1) << r.err;
   EXPECT_NE(r.err.find("cannot run graphviz 'dot'"), std::string::npos) << r.err;
@@ -148,11 +154,13 @@ TEST(CliReport, BadOptionsOneLineNoOutput) {
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_EQ(none.err_lines(), 1) << none.err;
   EXPECT_NE(none.err.find("give --html FILE and/or --json FILE"), std::string::npos) << none.err;
-  CommandResult folder = run_command(gaf_cmd(std::string("report ") + kSmall + " --json " + dir + "/r.json --html " + dir + "/no/such/r.html"), dir);
+  CommandResult folder = run_command(
+      gaf_cmd(std::string("report ") + kSmall + " --json " + dir + "/r.json --html " + dir + "/no/such/r.html"), dir);
   EXPECT_EQ(folder.exit_code, 1);
   EXPECT_EQ(folder.err_lines(), 1) << folder.err;
   EXPECT_NE(folder.err.find("--html '" + dir + "/no/such/r.html': folder"), std::string::npos) << folder.err;
-  CommandResult kind = run_command(gaf_cmd(std::string("report ") + kSmall + " --html " + dir + "/r.html --disable-kind vertical"), dir);
+  CommandResult kind =
+      run_command(gaf_cmd(std::string("report ") + kSmall + " --html " + dir + "/r.html --disable-kind vertical"), dir);
   EXPECT_EQ(kind.exit_code, 1);
   EXPECT_NE(kind.err.find("unknown fusion kind 'vertical'"), std::string::npos) << kind.err;
   fs::remove(dir + "/stdout.txt");

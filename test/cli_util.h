@@ -13,7 +13,7 @@
 namespace gaf::testing {
 
 struct CommandResult {
-  int exit_code = -1;      // -1: killed by a signal (a crash)
+  int exit_code = -1;  // -1: killed by a signal (a crash)
   std::string out, err;
   int err_lines() const {
     int n = 0;
@@ -43,9 +43,7 @@ inline CommandResult run_command(const std::string& cmd, const std::string& scra
 
 inline std::string gaf_binary() { return GAF_BINARY; }
 inline std::string source_dir() { return GAF_SOURCE_DIR; }
-inline std::string scratch_dir(const std::string& name) {
-  return std::string(GAF_TEST_SCRATCH) + "/" + name;
-}
+inline std::string scratch_dir(const std::string& name) { return std::string(GAF_TEST_SCRATCH) + "/" + name; }
 inline const char* python() { return "/usr/bin/python3"; }
 
 }  // namespace gaf::testing

@@ -39,8 +39,7 @@ constexpr int kExpectedRunnable = 483;
 // Cases whose expected data disagrees with the semantics implemented on purpose: skipped, with
 // the reason as their cause.
 const std::map<std::string, std::string> kDataDisagrees = {
-    {"node/test_cast_FLOAT_to_BFLOAT16",
-     "bf16 expected data truncates; Cast rounds to nearest even"},
+    {"node/test_cast_FLOAT_to_BFLOAT16", "bf16 expected data truncates; Cast rounds to nearest even"},
 };
 
 std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {
@@ -113,8 +112,7 @@ TEST(OnnxConformance, ReferenceExecutorMatchesOnnxTestData) {
           std::string list = m[1];
           std::regex op_re("\\(([^,]+), '");
           std::set<std::string> ops;
-          for (auto it = std::sregex_iterator(list.begin(), list.end(), op_re);
-               it != std::sregex_iterator(); ++it)
+          for (auto it = std::sregex_iterator(list.begin(), list.end(), op_re); it != std::sregex_iterator(); ++it)
             ops.insert((*it)[1]);
           reason = "";
           for (const std::string& o : ops) reason += (reason.empty() ? "" : "+") + o;
@@ -143,8 +141,7 @@ TEST(OnnxConformance, ReferenceExecutorMatchesOnnxTestData) {
         try {
           std::vector<fs::path> in_files = sorted_files(e.path(), "input_");
           if (in_files.size() > g.inputs().size()) throw GafError("more input files than inputs");
-          for (size_t i = 0; i < in_files.size(); ++i)
-            inputs[g.inputs()[i]] = read_tensor_pb(in_files[i].string());
+          for (size_t i = 0; i < in_files.size(); ++i) inputs[g.inputs()[i]] = read_tensor_pb(in_files[i].string());
           for (const fs::path& f : sorted_files(e.path(), "output_")) expected.push_back(read_tensor_pb(f.string()));
         } catch (const std::exception& ex_) {
           why_ref = why_fused = set + ex_.what();
@@ -189,10 +186,10 @@ TEST(OnnxConformance, ReferenceExecutorMatchesOnnxTestData) {
   for (const auto& [r, n] : skip_reasons) std::cout << " " << r << "(" << n << ")";
   std::cout << "\n[conformance] kernels compiled " << ex.stats().kernels_compiled << ", cache hits "
             << ex.stats().kernel_cache_hits << ", compile " << ex.stats().compile_seconds << " s\n";
-  std::cout << "[conformance] fused executor: " << fused.passed << " passed, " << fused.failed
-            << " failed, " << skipped << " skipped\n";
-  std::cout << "[conformance] reference executor: " << reference.passed << " passed, "
-            << reference.failed << " failed, " << skipped << " skipped" << std::endl;
+  std::cout << "[conformance] fused executor: " << fused.passed << " passed, " << fused.failed << " failed, " << skipped
+            << " skipped\n";
+  std::cout << "[conformance] reference executor: " << reference.passed << " passed, " << reference.failed
+            << " failed, " << skipped << " skipped" << std::endl;
   EXPECT_EQ(reference.failed, 0);
   EXPECT_EQ(fused.failed, 0);
   EXPECT_GE(reference.passed, kExpectedRunnable);

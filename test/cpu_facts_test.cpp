@@ -54,7 +54,8 @@ TEST(CpuFacts, GafInfoPrintsThem) {
   EXPECT_NE(alone.out.find("bf16 dot products: " + std::string(cpu_facts().avx512_bf16 ? "yes" : "no")),
             std::string::npos)
       << alone.out;
-  CommandResult model = run_command(gaf_binary() + " info builtin:bert-base --layers 1 --seq 8", scratch_dir("cpu_facts"));
+  CommandResult model =
+      run_command(gaf_binary() + " info builtin:bert-base --layers 1 --seq 8", scratch_dir("cpu_facts"));
   ASSERT_EQ(model.exit_code, 0) << model.err;
   EXPECT_NE(model.out.find("weights: "), std::string::npos) << model.out;
   EXPECT_NE(model.out.find("cpu:\n  name: "), std::string::npos) << model.out;

@@ -25,7 +25,7 @@ void register_custom_scale() {
     s.infer = [](const InferContext& c) { return std::vector<TensorDesc>{{c.dtype(0), c.shape(0)}}; };
     s.build = [](BuildContext& b) {
       std::vector<Var> v = b.vars(b.in(0).rank());
-      b.define_output(0, v, b.in(0)(v) * 2.0f + 1.0f);
+      b.define_output(0, v, b.in(0)(v)*2.0f + 1.0f);
     };
     OpRegistry::global().add(std::move(s));
     return true;
@@ -159,8 +159,9 @@ void expect_clear_error(const std::string& e, const std::string& rule, const std
 
 TEST(CustomRule, WrongShapeDtypeOrCountFromGenerateIsAClearError) {
   auto wrong_shape = [](const std::vector<TensorFunc>& in, const Graph&, const FusionGroup&) {
-    return std::vector<TensorFunc>{define_tensor("bad", DType::Float32, {16},
-                                                 [&](const std::vector<Var>& v) { return in[0]({Expr(0), v[0]}); })};
+    return std::vector<TensorFunc>{define_tensor("bad", DType::Float32, {16}, [&](const std::vector<Var>& v) {
+      return in[0]({Expr(0), v[0]});
+    })};
   };
   expect_clear_error(generate_error("bad_shape", wrong_shape), "bad_shape", "has shape [16], the graph says [4,16]");
 
@@ -171,13 +172,17 @@ TEST(CustomRule, WrongShapeDtypeOrCountFromGenerateIsAClearError) {
   expect_clear_error(generate_error("bad_dtype", wrong_dtype), "bad_dtype", "has dtype int64");
 
   auto wrong_dims = [](const std::vector<TensorFunc>& in, const Graph&, const FusionGroup&) {
-    TensorFunc t = define_tensor("bad", DType::Float32, {16}, [&](const std::vector<Var>& v) { return in[0]({Expr(0), v[0]}); });
+    TensorFunc t = define_tensor("bad", DType::Float32, {16}, [&](const std::vector<Var>& v) {
+      return in[0]({Expr(0), v[0]});
+    });
     t.shape = in[0].shape;  // claims rank 2, defines 1 dimension
     return std::vector<TensorFunc>{t};
   };
   expect_clear_error(generate_error("bad_dims", wrong_dims), "bad_dims", "Func of 1 dimensions");
 
-  auto none = [](const std::vector<TensorFunc>&, const Graph&, const FusionGroup&) { return std::vector<TensorFunc>{}; };
+  auto none = [](const std::vector<TensorFunc>&, const Graph&, const FusionGroup&) {
+    return std::vector<TensorFunc>{};
+  };
   expect_clear_error(generate_error("bad_count", none), "bad_count", "returned 0 outputs");
 }
 

@@ -19,7 +19,6 @@ using gaf::testing::error_of;
 using namespace gaf;
 using gaf::testing::evaluator;
 
-
 TEST(SymExpr, TextRoundTripAndEvaluation) {
   SymExpr e;
   e.add_term({"seq"}, 12);
@@ -167,11 +166,13 @@ TEST_F(DynamicBert, OneAotLibraryRunsEverySeqInItsRange) {
     std::filesystem::create_directories(out_dir);
     TensorMap in = inputs(seq);
     for (const auto& [name, t] : in) write_npy(in_dir + "/" + name + ".npy", t);
-    gaf::testing::CommandResult r = gaf::testing::run_command(std::string(AOT_DYNAMIC_RUN) + " " + in_dir + " " + out_dir, dir);
+    gaf::testing::CommandResult r =
+        gaf::testing::run_command(std::string(AOT_DYNAMIC_RUN) + " " + in_dir + " " + out_dir, dir);
     if (seq > 256) {
       EXPECT_EQ(r.exit_code, 1);
       EXPECT_NE(r.err.find("input 'hidden_states' dim 1 ('seq') is 257, outside the compiled range 1..256"),
-                std::string::npos) << r.err;
+                std::string::npos)
+          << r.err;
       continue;
     }
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -24,23 +24,23 @@ class TorchExport : public ::testing::TestWithParam<int> {};
 TEST_P(TorchExport, GafRunReproducesPyTorch) {
   int opset = GetParam();
   std::string dir = scratch_dir("torch_bert_opset" + std::to_string(opset));
-  CommandResult gen = run_command(std::string(python()) + " " + source_dir() +
-                                      "/test/models/export_bert.py " + dir + " " + std::to_string(opset),
-                                  dir + "_gen");
+  CommandResult gen = run_command(
+      std::string(python()) + " " + source_dir() + "/test/models/export_bert.py " + dir + " " + std::to_string(opset),
+      dir + "_gen");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   std::string out = dir + "/out";
   std::filesystem::create_directories(out);
-  CommandResult r = run_command(gaf_binary() + " run " + dir + "/model.onnx --input input_ids=" + dir +
-                                    "/input_ids.npy --input attention_mask=" + dir +
-                                    "/attention_mask.npy --output-dir " + out,
-                                dir + "_run");
+  CommandResult r =
+      run_command(gaf_binary() + " run " + dir + "/model.onnx --input input_ids=" + dir +
+                      "/input_ids.npy --input attention_mask=" + dir + "/attention_mask.npy --output-dir " + out,
+                  dir + "_run");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   Tensor got = read_npy(out + "/last_hidden_state.npy");
   Tensor want = read_npy(dir + "/expected.npy");
   EXPECT_EQ(compare_tensors(got, want, Tolerance{1e-4, 1e-4}), "");
   // The dynamic-shape chains folded away: no Shape op is left to run.
-  CommandResult info = run_command(gaf_binary() + " info " + dir + "/model.onnx --dim batch=2 --dim seq=16",
-                                   dir + "_info");
+  CommandResult info =
+      run_command(gaf_binary() + " info " + dir + "/model.onnx --dim batch=2 --dim seq=16", dir + "_info");
   ASSERT_EQ(info.exit_code, 0) << info.err;
   EXPECT_EQ(info.out.find("  Shape x"), std::string::npos) << info.out;
 }
@@ -56,12 +56,12 @@ INSTANTIATE_TEST_SUITE_P(Opsets, TorchExport, ::testing::Values(14, 17));
 namespace {
 
 struct WholeModel {
-  std::string script;                       // in test/models
-  std::string options;                      // after OUT_DIR (the batch and lengths are appended)
-  bool padded;                              // rows padded: --lengths
-  std::vector<std::string> inputs;          // NAME, read from NAME.npy
+  std::string script;                                        // in test/models
+  std::string options;                                       // after OUT_DIR (the batch and lengths are appended)
+  bool padded;                                               // rows padded: --lengths
+  std::vector<std::string> inputs;                           // NAME, read from NAME.npy
   std::vector<std::pair<std::string, std::string>> outputs;  // output -> PyTorch's file (no .npy)
-  std::vector<std::string> plan_text;       // each found in `gaf plan --groups`
+  std::vector<std::string> plan_text;                        // each found in `gaf plan --groups`
 };
 
 std::string lengths_for(int batch) {
@@ -75,7 +75,10 @@ std::string lengths_for(int batch) {
 TEST(TorchExportBatches, WholeModelsFusedAndUnfusedReproducePyTorch) {
   const std::vector<WholeModel> models = {
       // Hugging Face BertModel's spelling: token types, a finfo.min mask bias, the pooler.
-      {"export_bert.py", "17 --seq 32 --full", true, {"input_ids", "attention_mask", "token_type_ids"},
+      {"export_bert.py",
+       "17 --seq 32 --full",
+       true,
+       {"input_ids", "attention_mask", "token_type_ids"},
        {{"last_hidden_state", "expected"}, {"pooler_output", "expected_pooler"}},
        {"Detected 2 Attention fusion opportunities", "Detected 1 MatMul+Tanh fusion opportunity",
         // word + token type + position embeddings, their adds and the LayerNorm
@@ -85,28 +88,36 @@ TEST(TorchExportBatches, WholeModelsFusedAndUnfusedReproducePyTorch) {
       // GPT-2's causal Where and a padding bias Add, both inside the attention group; its Split
       // of q, k, v too. Each projection + residual carries the next LayerNorm (13 kernels, 16
       // with the LayerNorms apart).
-      {"export_gpt_padded.py", "17 --seq 32", true, {"input_ids", "attention_mask"}, {{"logits", "expected"}},
+      {"export_gpt_padded.py",
+       "17 --seq 32",
+       true,
+       {"input_ids", "attention_mask"},
+       {{"logits", "expected"}},
        {"Detected 2 Attention fusion opportunities", "13 kernels for 79 ops"}},
       // A batch of images: the Conv patch embedding, the class token expanded over the batch.
-      {"export_vit.py", "17", false, {"input"}, {{"output", "expected"}},
+      {"export_vit.py",
+       "17",
+       false,
+       {"input"},
+       {{"output", "expected"}},
        {"Detected 2 Attention fusion opportunities"}},
   };
   for (const WholeModel& m : models) {
     for (int batch : {1, 4, 16}) {
       const std::string b = std::to_string(batch);
       const std::string dir = scratch_dir("torch_" + m.script.substr(0, m.script.size() - 3) + "_batch" + b);
-      CommandResult gen = run_command(std::string(python()) + " " + source_dir() + "/test/models/" + m.script + " " +
-                                          dir + " " + m.options + " --batch " + b +
-                                          (m.padded ? " --lengths " + lengths_for(batch) : ""),
-                                      dir + "_gen");
+      CommandResult gen =
+          run_command(std::string(python()) + " " + source_dir() + "/test/models/" + m.script + " " + dir + " " +
+                          m.options + " --batch " + b + (m.padded ? " --lengths " + lengths_for(batch) : ""),
+                      dir + "_gen");
       ASSERT_EQ(gen.exit_code, 0) << gen.err;
       std::string inputs, dims = " --dim batch=" + b + (m.padded ? " --dim seq=32" : "");
       for (const std::string& in : m.inputs) inputs += " --input " + in + "=" + dir + "/" + in + ".npy";
       for (const std::string fusion : {"", " --no-fusion"}) {
         const std::string out = dir + "/out" + (fusion.empty() ? "" : "_unfused");
         std::filesystem::create_directories(out);
-        CommandResult r = run_command(gaf_binary() + " run " + dir + "/model.onnx" + inputs + " --output-dir " + out + fusion,
-                                      dir + "_run");
+        CommandResult r = run_command(
+            gaf_binary() + " run " + dir + "/model.onnx" + inputs + " --output-dir " + out + fusion, dir + "_run");
         ASSERT_EQ(r.exit_code, 0) << m.script << " batch " << batch << fusion << ": " << r.err << r.out;
         for (const auto& [name, expected] : m.outputs)
           EXPECT_EQ(compare_tensors(read_npy(out + "/" + name + ".npy"), read_npy(dir + "/" + expected + ".npy"),
@@ -118,7 +129,8 @@ TEST(TorchExportBatches, WholeModelsFusedAndUnfusedReproducePyTorch) {
       ASSERT_EQ(plan.exit_code, 0) << plan.err;
       for (const std::string& text : m.plan_text)
         EXPECT_NE((plan.out + plan.err).find(text), std::string::npos)
-            << m.script << " batch " << batch << ": no '" << text << "' in\n" << plan.out << plan.err;
+            << m.script << " batch " << batch << ": no '" << text << "' in\n"
+            << plan.out << plan.err;
     }
   }
 }

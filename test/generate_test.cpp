@@ -47,7 +47,8 @@ std::string exported(const std::string& name, const std::string& extra = "") {
 class Generate : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!torch_available()) GTEST_SKIP() << "python3-torch or python3-onnx is missing (apt-get install python3-torch python3-onnx)";
+    if (!torch_available())
+      GTEST_SKIP() << "python3-torch or python3-onnx is missing (apt-get install python3-torch python3-onnx)";
     dir_ = exported(folder(), export_options());
   }
   virtual const char* folder() const { return "gpt2_kv"; }
@@ -286,7 +287,8 @@ TEST_F(Generate, CliComparesTokensAndRefusesBadInput) {
 
   // Float prompt ids: exit 1, one line naming the file, before any model loads.
   write_npy(dir + "/float_ids.npy", Tensor(DType::Float32, {1, 4}));
-  CommandResult bad = run_command(gaf_binary() + " generate " + dir_ + " --input-ids " + dir + "/float_ids.npy", dir + "/bad");
+  CommandResult bad =
+      run_command(gaf_binary() + " generate " + dir_ + " --input-ids " + dir + "/float_ids.npy", dir + "/bad");
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
   EXPECT_NE(bad.err.find("float_ids.npy: is float32 [1,4], expected int64 [batch, P]"), std::string::npos) << bad.err;

@@ -34,19 +34,19 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-#define EXPECT_ERROR(call, needle)                                                   \
-  do {                                                                               \
-    std::string msg_ = error_of([&] { call; });                                      \
-    EXPECT_NE(msg_.find(needle), std::string::npos) << "error was: " << msg_;        \
+#define EXPECT_ERROR(call, needle)                                            \
+  do {                                                                        \
+    std::string msg_ = error_of([&] { call; });                               \
+    EXPECT_NE(msg_.find(needle), std::string::npos) << "error was: " << msg_; \
   } while (0)
 
 class HostileCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = scratch_dir("hostile_models");
-    CommandResult r = run_command(std::string(python()) + " " + source_dir() +
-                                      "/test/models/make_hostile_models.py " + dir_,
-                                  scratch_dir("hostile_gen"));
+    CommandResult r =
+        run_command(std::string(python()) + " " + source_dir() + "/test/models/make_hostile_models.py " + dir_,
+                    scratch_dir("hostile_gen"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     fs::remove(dir_ + "/external_fifo/pipe");
     ASSERT_EQ(mkfifo((dir_ + "/external_fifo/pipe").c_str(), 0600), 0);
@@ -57,7 +57,8 @@ class HostileCli : public ::testing::Test {
     CommandResult r = run_command("timeout 60 " + cmd, scratch_dir("hostile_run"));
     EXPECT_EQ(r.exit_code, 1) << cmd << "\nstderr: " << r.err;
     EXPECT_EQ(r.err_lines(), 1) << cmd << "\nstderr: " << r.err;
-    for (const std::string& n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "' in: " << r.err;
+    for (const std::string& n : needles)
+      EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "' in: " << r.err;
     return r;
   }
   static std::string gaf() { return gaf_binary() + " "; }
@@ -87,7 +88,10 @@ TEST(MemoryBudget, RefusesAnAllocationOverTheBudget) {
   set_memory_budget(int64_t{64} << 20);
   EXPECT_ERROR(Tensor(DType::Float32, {int64_t{1} << 25}), "more than the memory budget of 67.1 MB");
   EXPECT_EQ(tensor_bytes_live(), before) << "a refused allocation is not counted";
-  { Tensor ok(DType::Float32, {1024}); EXPECT_GT(tensor_bytes_live(), before); }
+  {
+    Tensor ok(DType::Float32, {1024});
+    EXPECT_GT(tensor_bytes_live(), before);
+  }
   EXPECT_EQ(tensor_bytes_live(), before) << "a freed tensor is uncounted";
   set_memory_budget(0);
   EXPECT_EQ(memory_budget(), physical_memory_bytes());
@@ -216,7 +220,8 @@ TEST(AtomicWrite, AFullDiskKeepsThePreviousFileAndLeavesNoTemporary) {
   setrlimit(RLIMIT_FSIZE, &old);
   signal(SIGXFSZ, old_handler);
   EXPECT_NE(err.find("db.json: write failed (File too large); the previous file, if any, is unchanged"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
   EXPECT_EQ(slurp(path), "previous contents\n");
   EXPECT_EQ(folder_listing(dir), std::vector<std::string>{"db.json"});
 }
@@ -251,13 +256,15 @@ TEST(HostileNpuTarget, EveryFieldHasARange) {
     size_t start = t.find(':', t.find("value", at)) + 2, end = t.find(',', start);
     return t.replace(start, end - start, value);
   };
-  EXPECT_ERROR(parse_npu_target(with("ai_cores", "1e30"), "t.json"), "t.json: field 'ai_cores' is 1e+30, must be in [1, 4096]");
+  EXPECT_ERROR(parse_npu_target(with("ai_cores", "1e30"), "t.json"),
+               "t.json: field 'ai_cores' is 1e+30, must be in [1, 4096]");
   EXPECT_ERROR(parse_npu_target(with("ub_bytes", "1e300"), "t.json"), "field 'ub_bytes'");
   EXPECT_ERROR(parse_npu_target(with("clock_ghz", "1e9"), "t.json"), "field 'clock_ghz'");
   EXPECT_ERROR(parse_npu_target(with("cube_m", "16.5"), "t.json"), "field 'cube_m' must be a whole number");
   EXPECT_NO_THROW(parse_npu_target(text, "t.json"));
   // Found by fuzz_npu_target: a name that is not a string escaped as a JSON library exception.
-  EXPECT_ERROR(parse_npu_target(R"({"name": 6384, "ai_cores": 1})", "t.json"), "t.json: field 'name' must be a string, got 6384");
+  EXPECT_ERROR(parse_npu_target(R"({"name": 6384, "ai_cores": 1})", "t.json"),
+               "t.json: field 'name' must be a string, got 6384");
   // Found by fuzz_schedule_db: a number beyond a double is nlohmann's out_of_range, not parse_error.
   EXPECT_ERROR(parse_npu_target(R"({"ai_cores": 2E000001200000000})", "t.json"), "t.json: not valid JSON (");
 }
@@ -271,20 +278,25 @@ TEST_F(HostileCli, OverflowingDimIsAnErrorNotAWrongShape) {
 
 TEST_F(HostileCli, HugeDeclaredInitializerIsRefusedQuickly) {
   auto t0 = std::chrono::steady_clock::now();
-  expect_error(gaf() + "info " + m("huge_initializer.onnx"), {"initializer 'w'", "raw data has 8 bytes, expected 2147483648"});
+  expect_error(gaf() + "info " + m("huge_initializer.onnx"),
+               {"initializer 'w'", "raw data has 8 bytes, expected 2147483648"});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
 TEST_F(HostileCli, ExternalData) {
-  expect_error(gaf() + "info " + m("external_far/model.onnx"), {"initializer 'w'", "external data range offset 9223372036854775800", "64 bytes"});
+  expect_error(gaf() + "info " + m("external_far/model.onnx"),
+               {"initializer 'w'", "external data range offset 9223372036854775800", "64 bytes"});
   expect_error(gaf() + "info " + m("external_fifo/model.onnx"), {"pipe: is not a regular file"});
-  expect_error(gaf() + "info " + m("external_bad_offset/model.onnx"), {"initializer 'w'", "external data offset 'abc'"});
+  expect_error(gaf() + "info " + m("external_bad_offset/model.onnx"),
+               {"initializer 'w'", "external data offset 'abc'"});
 }
 
 TEST_F(HostileCli, MemoryBudget) {
   auto t0 = std::chrono::steady_clock::now();
-  expect_error(gaf() + "info builtin:bert-base --layers 100000", {"the weights of 100000 layers needs", "--max-memory"});
-  expect_error(gaf() + "info builtin:bert-base --layers 2 --max-memory 50M", {"the weights of 2 layers needs 56.7 MB", "memory budget of 52.4 MB"});
+  expect_error(gaf() + "info builtin:bert-base --layers 100000",
+               {"the weights of 100000 layers needs", "--max-memory"});
+  expect_error(gaf() + "info builtin:bert-base --layers 2 --max-memory 50M",
+               {"the weights of 2 layers needs 56.7 MB", "memory budget of 52.4 MB"});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
   expect_error(gaf() + "info builtin:bert-base --max-memory 12Q", {"--max-memory '12Q'"});
 }
@@ -299,8 +311,9 @@ TEST_F(HostileCli, GatherOutOfRange) {
                {"node 'gather_in' (Gather)", "index 3", "extent 3"});
   expect_error(gaf() + "run " + m("gather_input_oob.onnx") + " --input idx=" + m("idx_oob.npy"),
                {"node 'gather_in' (Gather)", "index 3", "extent 3"});  // the plan runner, in process
-  CommandResult ok = run_command(gaf() + "run --reference " + m("gather_input_oob.onnx") + " --input idx=" + m("idx_ok.npy"),
-                                 scratch_dir("hostile_run"));
+  CommandResult ok =
+      run_command(gaf() + "run --reference " + m("gather_input_oob.onnx") + " --input idx=" + m("idx_ok.npy"),
+                  scratch_dir("hostile_run"));
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
@@ -314,9 +327,12 @@ TEST_F(HostileCli, FlagsThatNameNothingOrRepeat) {
   expect_error(gaf() + "info " + m("overflow_dims.onnx") + " --dim n=2 --dim n=3", {"--dim 'n' is given twice"});
   expect_error(gaf() + "info " + m("overflow_dims.onnx") + " --dim n=2 --dim m=3", {"--dim 'm'", "it has: n"});
   expect_error(gaf() + "plan " + m("overflow_dims.onnx") + " --dim n=2 --skip nothing", {"--skip 'nothing'"});
-  expect_error(gaf() + "info " + m("overflow_dims.onnx") + " --dim n=2 --threads 100000", {"--threads 100000 is more than"});
-  expect_error(gaf() + "verify " + m("overflow_dims.onnx") + " --dim n=2 --atol nan", {"--rtol and --atol must be finite"});
-  expect_error(gaf() + "verify " + m("overflow_dims.onnx") + " --dim n=2 --rtol -1", {"--rtol and --atol must be finite"});
+  expect_error(gaf() + "info " + m("overflow_dims.onnx") + " --dim n=2 --threads 100000",
+               {"--threads 100000 is more than"});
+  expect_error(gaf() + "verify " + m("overflow_dims.onnx") + " --dim n=2 --atol nan",
+               {"--rtol and --atol must be finite"});
+  expect_error(gaf() + "verify " + m("overflow_dims.onnx") + " --dim n=2 --rtol -1",
+               {"--rtol and --atol must be finite"});
 }
 
 TEST_F(HostileCli, DirectoryAsInputFile) {
@@ -337,8 +353,9 @@ TEST_F(HostileCli, ClashingOutputNamesDoNotOverwriteEachOther) {
   std::string out = scratch_dir("clash_out");
   fs::remove_all(out);
   fs::create_directories(out);
-  CommandResult r = run_command(gaf() + "run " + m("clashing_outputs.onnx") + " --input x=" + m("x_nan.npy") +
-                                    " --output-dir " + out, scratch_dir("hostile_run"));
+  CommandResult r =
+      run_command(gaf() + "run " + m("clashing_outputs.onnx") + " --input x=" + m("x_nan.npy") + " --output-dir " + out,
+                  scratch_dir("hostile_run"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("a_b.npy (output 'a/b')"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("a_b.2.npy (output 'a:b')"), std::string::npos) << r.out;

@@ -94,7 +94,9 @@ TEST(GraphIR, DuplicateNamesAreRefused) {
   EXPECT_NE(error_of([&] { g.add_value("a", TensorType(DType::Float32, {2})); }).find("duplicate value name 'a'"),
             std::string::npos);
   g.add_node(Node{"n", "Relu", {}, {"a"}, {}});
-  EXPECT_NE(error_of([&] { g.add_node(Node{"n", "Relu", {}, {"a"}, {}}); }).find("node 'n': duplicate node name"),
+  EXPECT_NE(error_of([&] {
+              g.add_node(Node{"n", "Relu", {}, {"a"}, {}});
+            }).find("node 'n': duplicate node name"),
             std::string::npos);
 }
 
@@ -130,7 +132,7 @@ TEST(Passes, FoldsConstantSubgraphsAndRemovesDeadNodes) {
   ReferenceExecutor ex;
   NodeEvaluator eval = gaf::testing::evaluator(ex);
   PassStats s = prepare_graph(g, {{"n", 2}}, eval);
-  EXPECT_EQ(s.folded_nodes, 2);  // Shape and Add
+  EXPECT_EQ(s.folded_nodes, 2);     // Shape and Add
   ASSERT_EQ(g.nodes().size(), 2u);  // Reshape, Mul
   EXPECT_EQ(g.nodes()[0].op_type, "Reshape");
   EXPECT_EQ(g.nodes()[1].op_type, "Mul");
@@ -288,7 +290,7 @@ TEST(TensorWindow, RowsOfABlockShareItsStorage) {
   for (int i = 0; i < 24; ++i) dense.data<float>()[i] = static_cast<float>(i);
   w.copy_from(dense);
   EXPECT_EQ(w.data<float>()[20 + 4], 16.f);  // [1, 1, 0]: the second block row 1
-  Tensor more = w.window(3, 5);                // rows 3..4, appended after the three
+  Tensor more = w.window(3, 5);              // rows 3..4, appended after the three
   EXPECT_TRUE(more.same_block(w));
   EXPECT_EQ(more.window_begin(), 3);
   EXPECT_EQ(more.data<float>() - w.data<float>(), 12);

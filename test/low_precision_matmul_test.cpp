@@ -28,9 +28,7 @@ namespace {
 
 HostScheduleParams avx512() { return default_host_params(16, 32); }
 
-double rel_l2(const Tensor& got, const Tensor& want) {
-  return compare_tensors("y", got, want, {1e-4, 1e-5}).rel_l2;
-}
+double rel_l2(const Tensor& got, const Tensor& want) { return compare_tensors("y", got, want, {1e-4, 1e-5}).rel_l2; }
 
 TEST(LowPrecisionMatMul, Bf16PanelsHoldKPairsSideBySide) {
   GraphBuilder b("pack");

@@ -46,7 +46,8 @@ TEST(LowPrecision, TensorProtoEachDtypeTypedAndRaw) {
                                                     {onnx::TensorProto::UINT8, DType::UInt8},
                                                     {onnx::TensorProto::INT32, DType::Int32}};
   for (const auto& [code, t] : types) {
-    Tensor want = t == DType::UInt8 ? Tensor::from_values(t, {2, 3}, std::vector<int>{0, 1, 7, 128, 200, 255}) : sample(t);
+    Tensor want =
+        t == DType::UInt8 ? Tensor::from_values(t, {2, 3}, std::vector<int>{0, 1, 7, 128, 200, 255}) : sample(t);
     onnx::TensorProto typed, raw;
     for (auto* p : {&typed, &raw}) {
       p->set_data_type(code);
@@ -56,8 +57,10 @@ TEST(LowPrecision, TensorProtoEachDtypeTypedAndRaw) {
     // ONNX stores every type narrower than 32 bits one element per int32_data entry; float16 and
     // bfloat16 as their bit patterns.
     for (int64_t i = 0; i < want.numel(); ++i) {
-      if (t == DType::Float16 || t == DType::BFloat16) typed.add_int32_data(want.data<uint16_t>()[i]);
-      else typed.add_int32_data(static_cast<int32_t>(want.as_int(i)));
+      if (t == DType::Float16 || t == DType::BFloat16)
+        typed.add_int32_data(want.data<uint16_t>()[i]);
+      else
+        typed.add_int32_data(static_cast<int32_t>(want.as_int(i)));
     }
     raw.set_raw_data(std::string(static_cast<const char*>(want.raw()), want.nbytes()));
     for (const auto* p : {&typed, &raw}) {

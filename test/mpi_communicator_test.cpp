@@ -88,7 +88,8 @@ void test_shared_blocks(Communicator& c) {
     c.barrier("shared test written");
     bool ok = true;
     for (int r = 0; r < c.size(); ++r)
-      for (int i = 0; i < 1024; ++i) ok = ok && static_cast<int32_t*>(blocks[static_cast<size_t>(r)])[i] == r * 100000 + round * 1000 + i;
+      for (int i = 0; i < 1024; ++i)
+        ok = ok && static_cast<int32_t*>(blocks[static_cast<size_t>(r)])[i] == r * 100000 + round * 1000 + i;
     check(ok, "shared blocks read after a barrier, round " + std::to_string(round));
     c.barrier("shared test read");
   }
@@ -107,9 +108,9 @@ void test_check_same(Communicator& c) {
     error = e.what();
   }
   std::string want = "plan hash differs between ranks: rank 0 has 0x0000000000001234, rank 1 has 0x000000000000abcd";
-  check(contains(error, want) && contains(error, "(ranks loaded different models or options)") &&
-            !contains(error, "\n"),
-        "check_same of different values: got '" + error + "'");
+  check(
+      contains(error, want) && contains(error, "(ranks loaded different models or options)") && !contains(error, "\n"),
+      "check_same of different values: got '" + error + "'");
 }
 
 void test_too_large(Communicator& c) {
@@ -203,10 +204,11 @@ void bench(Communicator& c, int64_t floats, int iters) {
     if (i >= 10) rsag.push_back(seconds_since(t));
   }
   if (c.rank() == 0)
-    std::printf("%d ranks, %lld floats (%lld bytes): all_reduce_sum %.1f us, reduce_scatter+all_gather %.1f us "
-                "(median of %d)\n",
-                c.size(), (long long)(block * c.size()), (long long)(block * c.size() * 4), median_us(ar),
-                median_us(rsag), iters);
+    std::printf(
+        "%d ranks, %lld floats (%lld bytes): all_reduce_sum %.1f us, reduce_scatter+all_gather %.1f us "
+        "(median of %d)\n",
+        c.size(), (long long)(block * c.size()), (long long)(block * c.size() * 4), median_us(ar), median_us(rsag),
+        iters);
 }
 
 }  // namespace
@@ -238,8 +240,7 @@ int main(int argc, char** argv) {
     test_timeout(*c);
     float failures = float(g_failures);
     c->all_reduce_sum(&failures, 1, "failure count");
-    if (c->rank() == 0)
-      std::printf("mpi_communicator_test: %s\n", failures == 0 ? "PASS" : "FAILED");
+    if (c->rank() == 0) std::printf("mpi_communicator_test: %s\n", failures == 0 ? "PASS" : "FAILED");
     return failures == 0 ? 0 : 1;
   } catch (const GafError& e) {
     std::fprintf(stderr, "rank %d: FAILED: %s\n", g_rank, e.what());

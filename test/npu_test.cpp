@@ -79,7 +79,8 @@ TEST(NpuMatMul, CountedBytesEqualHandComputed) {
   ASSERT_EQ(r->plan.groups.size(), 1u);
   std::string tiles = r->ex->npu_tiles(0).at(0);
   std::smatch t;
-  ASSERT_TRUE(std::regex_search(tiles, t, std::regex("cube tiles (\\d+)x(\\d+) in L0C, k (\\d+) per L0A/L0B block, (\\d+) per L1 panel")))
+  ASSERT_TRUE(std::regex_search(
+      tiles, t, std::regex("cube tiles (\\d+)x(\\d+) in L0C, k (\\d+) per L0A/L0B block, (\\d+) per L1 panel")))
       << tiles;
   const int64_t m = std::stoll(t[1]), n = std::stoll(t[2]), k0 = std::stoll(t[3]), k1 = std::stoll(t[4]);
   // The tiles fit half of each buffer: L0C 8 KB, L0A/L0B 2 KB, L1 8 KB.
@@ -163,8 +164,9 @@ TEST(NpuCapacity, RowTooLongForUbIsRefused) {
   auto x = b.input("x", DType::Float32, {4, 4096});
   Attributes a;
   a.set("axis", int64_t{-1});
-  b.output(b.op1("LayerNormalization", {x, b.weight("gamma", random({4096}, 3)), b.weight("beta", random({4096}, 4))}, a),
-           "y");
+  b.output(
+      b.op1("LayerNormalization", {x, b.weight("gamma", random({4096}, 3)), b.weight("beta", random({4096}, 4))}, a),
+      "y");
   Graph g = gaf::testing::prepared(b.finish());
   FusionPlan plan = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
   try {

@@ -16,8 +16,8 @@ inline ReferenceExecutor& shared_executor() {
 
 // Runs `op_type` with `attrs` on `inputs` (a default Tensor = absent optional input) and returns
 // `num_outputs` outputs.
-inline std::vector<Tensor> run_op(const std::string& op_type, const std::vector<Tensor>& inputs,
-                                  Attributes attrs = {}, int num_outputs = 1) {
+inline std::vector<Tensor> run_op(const std::string& op_type, const std::vector<Tensor>& inputs, Attributes attrs = {},
+                                  int num_outputs = 1) {
   Node n;
   n.name = "test_" + op_type;
   n.op_type = op_type;

@@ -47,12 +47,10 @@ float bread(const Tensor& t, const std::vector<int64_t>& out_idx) {
   return t.data<float>()[ravel(idx, t.shape())];
 }
 
-void expect_close(const Tensor& got, const std::vector<double>& want, double tol,
-                  const std::string& what = "") {
+void expect_close(const Tensor& got, const std::vector<double>& want, double tol, const std::string& what = "") {
   ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
   for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(got.data<float>()[i], want[i], tol * (1 + std::fabs(want[i])))
-        << what << " at flat index " << i;
+    ASSERT_NEAR(got.data<float>()[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at flat index " << i;
 }
 
 // Row statistics of `x` over the flagged axes, indexed by the keepdims-layout flat index.
@@ -203,16 +201,15 @@ TEST(MatMul, BertSizedProjectionIsFast) {
 
 // ------------------------------------------------------------------------------------ Gemm
 
-static std::vector<double> ref_gemm(const Tensor& a, const Tensor& b, const Tensor* c, bool ta, bool tb,
-                             double alpha, double beta) {
+static std::vector<double> ref_gemm(const Tensor& a, const Tensor& b, const Tensor* c, bool ta, bool tb, double alpha,
+                                    double beta) {
   int64_t M = a.shape()[ta ? 1 : 0], K = a.shape()[ta ? 0 : 1], N = b.shape()[tb ? 0 : 1];
   std::vector<double> y(M * N);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       double acc = 0;
       for (int64_t k = 0; k < K; ++k)
-        acc += double(a.data<float>()[ta ? k * M + m : m * K + k]) *
-               b.data<float>()[tb ? n * K + k : k * N + n];
+        acc += double(a.data<float>()[ta ? k * M + m : m * K + k]) * b.data<float>()[tb ? n * K + k : k * N + n];
       y[m * N + n] = alpha * acc + (c ? beta * bread(*c, {m, n}) : 0.0);
     }
   return y;
@@ -230,8 +227,7 @@ TEST(Gemm, AllAttributesAndCShapes) {
     auto out = run_op("Gemm", {a, b, c}, at);
     ASSERT_EQ(out[0].shape(), (Shape{M, N}));
     expect_close(out[0], ref_gemm(a, b, &c, ta, tb, 0.5, -2.0), 1e-5,
-                 "transA=" + std::to_string(ta) + " transB=" + std::to_string(tb) +
-                     " C=" + shape_str(cs));
+                 "transA=" + std::to_string(ta) + " transB=" + std::to_string(tb) + " C=" + shape_str(cs));
   };
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb) check(ta, tb, {M, N});
@@ -248,8 +244,7 @@ TEST(Gemm, DefaultsAndNoC) {
 }
 
 TEST(Gemm, CThatDoesNotBroadcastIsRejected) {
-  EXPECT_THROW(run_op("Gemm", {random_f32({3, 4}, 1), random_f32({4, 2}, 2), random_f32({3}, 3)}),
-               GafError);
+  EXPECT_THROW(run_op("Gemm", {random_f32({3, 4}, 1), random_f32({4, 2}, 2), random_f32({3}, 3)}), GafError);
 }
 
 // ------------------------------------------------------------------------------ Reductions
@@ -263,15 +258,12 @@ struct ReduceCase {
 
 TEST(Reduce, MeanSumMaxAxesAndKeepdims) {
   std::vector<ReduceCase> cases = {
-      {"ReduceSum", {3, 13}, {1}, 1},       {"ReduceSum", {3, 13}, {-1}, 0},
-      {"ReduceMean", {2, 5, 7}, {0, 2}, 1}, {"ReduceMean", {2, 5, 7}, {-2}, 0},
-      {"ReduceMax", {4, 3, 17}, {-1}, 0},   {"ReduceMax", {4, 3, 17}, {0}, 1},
-      {"ReduceMean", {6, 5}, {}, 1},        {"ReduceSum", {6, 5}, {}, 0},
-      {"ReduceMax", {2, 3}, {-1, -2}, 0},
+      {"ReduceSum", {3, 13}, {1}, 1},     {"ReduceSum", {3, 13}, {-1}, 0},    {"ReduceMean", {2, 5, 7}, {0, 2}, 1},
+      {"ReduceMean", {2, 5, 7}, {-2}, 0}, {"ReduceMax", {4, 3, 17}, {-1}, 0}, {"ReduceMax", {4, 3, 17}, {0}, 1},
+      {"ReduceMean", {6, 5}, {}, 1},      {"ReduceSum", {6, 5}, {}, 0},       {"ReduceMax", {2, 3}, {-1, -2}, 0},
   };
   for (const ReduceCase& rc : cases) {
-    std::string what = std::string(rc.op) + " " + shape_str(rc.shape) + " keepdims=" +
-                       std::to_string(rc.keepdims);
+    std::string what = std::string(rc.op) + " " + shape_str(rc.shape) + " keepdims=" + std::to_string(rc.keepdims);
     Tensor x = random_f32(rc.shape, 7);
     int rank = static_cast<int>(rc.shape.size());
     std::vector<bool> reduced(rank, rc.axes.empty());
@@ -427,8 +419,7 @@ static BnInputs bn_inputs(const Shape& s) {
   int64_t C = s[1];
   std::vector<float> var = pseudo_random(C, 5);
   for (float& v : var) v = std::fabs(v) + 0.5f;
-  return {random_f32(s, 1), random_f32({C}, 2), random_f32({C}, 3), random_f32({C}, 4),
-          f32({C}, var)};
+  return {random_f32(s, 1), random_f32({C}, 2), random_f32({C}, 3), random_f32({C}, 4), f32({C}, var)};
 }
 
 TEST(BatchNorm, Inference) {
@@ -440,8 +431,8 @@ TEST(BatchNorm, Inference) {
   std::vector<double> y(in.x.numel());
   for (int64_t i = 0; i < in.x.numel(); ++i) {
     int64_t c = unravel(i, s)[1];
-    y[i] = (in.x.data<float>()[i] - in.mean.data<float>()[c]) /
-               std::sqrt(double(in.var.data<float>()[c]) + 1e-2) * in.scale.data<float>()[c] +
+    y[i] = (in.x.data<float>()[i] - in.mean.data<float>()[c]) / std::sqrt(double(in.var.data<float>()[c]) + 1e-2) *
+               in.scale.data<float>()[c] +
            in.bias.data<float>()[c];
   }
   expect_close(out[0], y, 1e-5);
@@ -457,8 +448,7 @@ TEST(BatchNorm, TrainingModeMatchesOnnxReference) {
   std::vector<double> xs = doubles(in.x), m = ref.mean(xs), v = ref.var(xs), y(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
     int64_t c = unravel(i, s)[1];
-    y[i] = (xs[i] - m[c]) / std::sqrt(v[c] + 1e-5) * in.scale.data<float>()[c] +
-           in.bias.data<float>()[c];
+    y[i] = (xs[i] - m[c]) / std::sqrt(v[c] + 1e-5) * in.scale.data<float>()[c] + in.bias.data<float>()[c];
   }
   std::vector<double> rm, rv;
   for (int c = 0; c < 4; ++c) {
@@ -473,7 +463,6 @@ TEST(BatchNorm, TrainingModeMatchesOnnxReference) {
 
 TEST(BatchNorm, RunningStatsWithoutTrainingModeAreRejected) {
   BnInputs in = bn_inputs({2, 3, 4});
-  EXPECT_THROW(run_op("BatchNormalization", {in.x, in.scale, in.bias, in.mean, in.var},
-                      attrs_int({{"_opset", 15}}), 3),
+  EXPECT_THROW(run_op("BatchNormalization", {in.x, in.scale, in.bias, in.mean, in.var}, attrs_int({{"_opset", 15}}), 3),
                GafError);
 }

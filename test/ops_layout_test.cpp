@@ -45,8 +45,7 @@ TEST(Transpose, Rank4Permutation) {
   for (int64_t c = 0; c < D[2]; ++c)
     for (int64_t a = 0; a < D[0]; ++a)
       for (int64_t d = 0; d < D[3]; ++d)
-        for (int64_t b = 0; b < D[1]; ++b, ++k)
-          ASSERT_EQ(y[k], ((a * D[1] + b) * D[2] + c) * D[3] + d) << "at " << k;
+        for (int64_t b = 0; b < D[1]; ++b, ++k) ASSERT_EQ(y[k], ((a * D[1] + b) * D[2] + c) * D[3] + d) << "at " << k;
 }
 
 TEST(Transpose, DefaultReversesAxes) {
@@ -70,8 +69,7 @@ TEST(Reshape, ZeroCopiesAndMinusOneInfers) {
 TEST(Reshape, RegroupedDimsKeepRowMajorOrder) {
   // [2,3,4] -> [4,3,2] shares no dims, so every index is decomposed from the flat index.
   for (Shape target : {Shape{4, 3, 2}, Shape{3, 8}, Shape{1, 24, 1}, Shape{2, 2, 1, 6}}) {
-    auto out =
-        run_op("Reshape", {iota({2, 3, 4}), i64({static_cast<int64_t>(target.size())}, target)});
+    auto out = run_op("Reshape", {iota({2, 3, 4}), i64({static_cast<int64_t>(target.size())}, target)});
     EXPECT_EQ(out[0].shape(), target);
     EXPECT_EQ(values_f32(out[0]), iota_values(24)) << shape_str(target);
   }
@@ -149,8 +147,7 @@ TEST(Expand, BroadcastsBothWays) {
 TEST(Slice, NegativeStepsAndOutOfBoundPositions) {
   Tensor x = iota({10});
   auto run = [&](int64_t s, int64_t e, int64_t step) {
-    return values_f32(
-        run_op("Slice", {x, i64({1}, {s}), i64({1}, {e}), i64({1}, {0}), i64({1}, {step})})[0]);
+    return values_f32(run_op("Slice", {x, i64({1}, {s}), i64({1}, {e}), i64({1}, {0}), i64({1}, {step})})[0]);
   };
   // Values worked out with numpy's x[s:e:step] (same clamping rules as ONNX).
   EXPECT_EQ(run(-1, -100, -3), (std::vector<float>{9, 6, 3, 0}));
@@ -216,13 +213,11 @@ TEST(Concat, ZeroSizeInputAndVectorTails) {
   ASSERT_EQ(out[0].shape(), (Shape{3, 17}));
   const float* y = out[0].data<float>();
   for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 17; ++k)
-      ASSERT_EQ(y[r * 17 + k], k < 10 ? r * 10 + k : r * 7 + (k - 10)) << r << "," << k;
+    for (int k = 0; k < 17; ++k) ASSERT_EQ(y[r * 17 + k], k < 10 ? r * 10 + k : r * 7 + (k - 10)) << r << "," << k;
 }
 
 TEST(Concat, OuterAxisOfInt64) {
-  auto out =
-      run_op("Concat", {i64({1, 2}, {1, 2}), i64({2, 2}, {3, 4, 5, 6})}, attr_int("axis", 0));
+  auto out = run_op("Concat", {i64({1, 2}, {1, 2}), i64({2, 2}, {3, 4, 5, 6})}, attr_int("axis", 0));
   EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
   EXPECT_EQ(values_i64(out[0]), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
 }
@@ -232,8 +227,7 @@ TEST(Split, EqualPartsFromOutputCount) {
   ASSERT_EQ(out.size(), 3u);
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(out[k].shape(), (Shape{2, 2}));
-    EXPECT_EQ(values_f32(out[k]),
-              (std::vector<float>{2.f * k, 2.f * k + 1, 6 + 2.f * k, 7 + 2.f * k}));
+    EXPECT_EQ(values_f32(out[k]), (std::vector<float>{2.f * k, 2.f * k + 1, 6 + 2.f * k, 7 + 2.f * k}));
   }
 }
 

@@ -119,7 +119,8 @@ TEST(PeakMemory, InternalRootBuffersCount) {
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->nodes, (std::vector<std::string>{softmax, transpose}));
   EXPECT_NE(r->message.find("from " + std::to_string(2 * t) + " to " + std::to_string(3 * t) + " bytes"),
-            std::string::npos) << r->message;
+            std::string::npos)
+      << r->message;
   EXPECT_NE(r->message.find("plus " + std::to_string(t) + " bytes of internal root buffers"), std::string::npos)
       << r->message;
 }
@@ -163,7 +164,8 @@ TEST(PeakMemory, ArenaIsReusedAcrossRunsWithoutClobberingReturnedOutputs) {
   TensorMap second = ex.run(in2);
   ASSERT_EQ(first.size(), 1u);
   const std::string out = first.begin()->first;
-  EXPECT_EQ(gaf::testing::compare_tensors(first.at(out), kept, {0, 0}), "") << "the second run overwrote the first's output";
+  EXPECT_EQ(gaf::testing::compare_tensors(first.at(out), kept, {0, 0}), "")
+      << "the second run overwrote the first's output";
   ReferenceExecutor ref;
   EXPECT_EQ(gaf::testing::compare_tensors(first.at(out), ref.run(m.graph, in1).at(out), {1e-4, 1e-4}), "");
   EXPECT_EQ(gaf::testing::compare_tensors(second.at(out), ref.run(m.graph, in2).at(out), {1e-4, 1e-4}), "");

@@ -208,7 +208,8 @@ TEST(PlannerGuard, GroupsMeasuredSlowerFusedRunApart) {
   o.keep_apart = apart;
   const FusionPlan again = plan_fusion(g, o, RuleRegistry::builtin());
   for (size_t n = 0; n < g.nodes().size(); ++n)
-    if (apart.count(g.nodes()[n].name)) EXPECT_EQ(again.groups[again.group_of_node[n]].nodes.size(), 1u) << g.nodes()[n].name;
+    if (apart.count(g.nodes()[n].name))
+      EXPECT_EQ(again.groups[again.group_of_node[n]].nodes.size(), 1u) << g.nodes()[n].name;
   bool refused = false;
   for (const RefusedMerge& r : again.refused)
     refused = refused || (r.code == reason::kMeasuredSlower && r.message.find("1.500 ms fused") != std::string::npos);
@@ -327,7 +328,8 @@ TEST(PlannerControls, DisableSkipSizeAndNoFusion) {
     FAIL();
   } catch (const GafError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown fusion kind 'vertical' (valid: elementwise, matmul_epilogue"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   try {
     bad.apply_controls("disable-rule=nope", rules);

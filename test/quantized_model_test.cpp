@@ -22,8 +22,8 @@ namespace {
 std::string exported() {
   static const std::string dir = [] {
     const std::string d = scratch_dir("dynamic_quant");
-    CommandResult r = run_command(std::string(python()) + " " + source_dir() + "/test/models/export_dynamic_quant.py " + d,
-                                  d + "_gen");
+    CommandResult r = run_command(
+        std::string(python()) + " " + source_dir() + "/test/models/export_dynamic_quant.py " + d, d + "_gen");
     return r.exit_code == 0 ? d : std::string();
   }();
   return dir;
@@ -49,7 +49,8 @@ TEST(QuantizedModel, DynamicQuantizedMatMulsRunAsMatMuls) {
       EXPECT_NE(n.op_type, "DynamicQuantizeLinear");
     }
     int matmuls = 0;
-    for (const Node& n : e.graph().nodes()) matmuls += n.op_type == "MatMul" && n.attrs.get_int("_int8_weights", 0) == 1;
+    for (const Node& n : e.graph().nodes())
+      matmuls += n.op_type == "MatMul" && n.attrs.get_int("_int8_weights", 0) == 1;
     EXPECT_EQ(matmuls, 2);
     if (fused) EXPECT_EQ(e.plan().groups.size(), 2u);  // MatMul + bias + Relu, MatMul + bias
     const Tensor got = e.run(in).at("y2");
@@ -60,7 +61,8 @@ TEST(QuantizedModel, DynamicQuantizedMatMulsRunAsMatMuls) {
     EXPECT_LE(to_model, 2e-2);
     EXPECT_LE(to_fp32, 2e-2);
     bool int8 = false;
-    for (const auto& [name, v] : e.kernel_graph().values()) int8 = int8 || (v.constant && v.constant->dtype() == DType::Int8);
+    for (const auto& [name, v] : e.kernel_graph().values())
+      int8 = int8 || (v.constant && v.constant->dtype() == DType::Int8);
     EXPECT_EQ(int8, cpuinfo_has("avx512_vnni")) << "a model's int8 weights stay int8 where the CPU has VNNI";
   }
 }

@@ -42,7 +42,9 @@ std::pair<LoadedModel, FusionPlan> planned_bert(int layers) {
   return {std::move(m), std::move(plan)};
 }
 
-Tensor floats(std::vector<double> v) { return Tensor::from_values(DType::Float32, {static_cast<int64_t>(v.size())}, v); }
+Tensor floats(std::vector<double> v) {
+  return Tensor::from_values(DType::Float32, {static_cast<int64_t>(v.size())}, v);
+}
 
 }  // namespace
 
@@ -66,8 +68,10 @@ TEST(HtmlReport, NodeNamesAreEscapedAndProfileIsShown) {
   auto y = b.relu(b.add(x, x));
   b.output(y, "y&z");
   Graph g = b.finish();
-  prepare_graph(g, {}, [&](const Node& n, const std::vector<const Tensor*>& in,
-                           const std::vector<const TensorDesc*>& t) { return reference().run_node(n, in, t); });
+  prepare_graph(g, {},
+                [&](const Node& n, const std::vector<const Tensor*>& in, const std::vector<const TensorDesc*>& t) {
+                  return reference().run_node(n, in, t);
+                });
   FusionPlan plan = plan_fusion(g);
   ASSERT_EQ(plan.groups.size(), 1u);
   PlanProfile prof;

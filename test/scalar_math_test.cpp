@@ -35,8 +35,10 @@ std::set<std::string> external_calls(const std::string& text) {
   std::string line;
   std::smatch m;
   while (std::getline(in, line)) {
-    if (std::regex_search(line, m, label)) defined.insert(m[1]);
-    else if (std::regex_search(line, m, call)) called.insert(m[2]);
+    if (std::regex_search(line, m, label))
+      defined.insert(m[1]);
+    else if (std::regex_search(line, m, call))
+      called.insert(m[2]);
   }
   std::set<std::string> out;
   for (const std::string& c : called)

@@ -22,7 +22,9 @@ using namespace gaf;
 
 namespace {
 
-Tensor random(Shape s, uint32_t seed, float scale = 1.0f) { return gaf::testing::random_uniform(std::move(s), seed, scale); }
+Tensor random(Shape s, uint32_t seed, float scale = 1.0f) {
+  return gaf::testing::random_uniform(std::move(s), seed, scale);
+}
 
 // Runs `g` through the reference, the fused plan and the unfused plan; expects every output
 // equal within `tol`, and at least `min_fused_groups` groups of more than one node.
@@ -79,10 +81,9 @@ TEST_P(MatMulEpilogue, SingleOutputEpilogueMatchesReference) {
 // of it, a single row or column, a divisor-friendly BERT-like shape, K long enough for k blocks,
 // and N of several panels (weights packed, as gaf run packs them).
 INSTANTIATE_TEST_SUITE_P(OddSizes, MatMulEpilogue,
-                         ::testing::Values(MatMulCase{1, 1, 1, 1}, MatMulCase{1, 3, 7, 5},
-                                           MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47},
-                                           MatMulCase{1, 37, 19, 100}, MatMulCase{3, 5, 64, 49},
-                                           MatMulCase{1, 20, 96, 96},
+                         ::testing::Values(MatMulCase{1, 1, 1, 1}, MatMulCase{1, 3, 7, 5}, MatMulCase{1, 13, 33, 17},
+                                           MatMulCase{2, 9, 50, 47}, MatMulCase{1, 37, 19, 100},
+                                           MatMulCase{3, 5, 64, 49}, MatMulCase{1, 20, 96, 96},
                                            // K of 4+ blocks of 256: the k-blocked accumulator,
                                            // K not a multiple of the block, M not of the tile
                                            MatMulCase{1, 13, 1100, 50}, MatMulCase{2, 19, 1024, 96},
@@ -90,8 +91,8 @@ INSTANTIATE_TEST_SUITE_P(OddSizes, MatMulEpilogue,
                                            MatMulCase{3, 5, 40, 144}),
                          [](const auto& info) {
                            const MatMulCase& c = info.param;
-                           return "B" + std::to_string(c.B) + "M" + std::to_string(c.M) + "K" +
-                                  std::to_string(c.K) + "N" + std::to_string(c.N);
+                           return "B" + std::to_string(c.B) + "M" + std::to_string(c.M) + "K" + std::to_string(c.K) +
+                                  "N" + std::to_string(c.N);
                          });
 
 TEST(BatchedMatMul, AttentionScoresScaleMaskAtOddSizes) {
@@ -103,10 +104,9 @@ TEST(BatchedMatMul, AttentionScoresScaleMaskAtOddSizes) {
       auto k = b.input("k", DType::Float32, {1, 3, D, S});
       auto m = b.input("m", DType::Float32, {1, 1, 1, S});
       b.output(b.add(b.div(b.matmul(q, k), b.scalar(std::sqrt(static_cast<float>(D)))), m), "scores");
-      expect_schedules_match(b.finish(),
-                             {{"q", random({1, 3, S, D}, 8)}, {"k", random({1, 3, D, S}, 9)},
-                              {"m", random({1, 1, 1, S}, 10)}},
-                             matmul_tol(D), 1);
+      expect_schedules_match(
+          b.finish(), {{"q", random({1, 3, S, D}, 8)}, {"k", random({1, 3, D, S}, 9)}, {"m", random({1, 1, 1, S}, 10)}},
+          matmul_tol(D), 1);
     }
 }
 
@@ -124,7 +124,8 @@ TEST(BatchedMatMul, AttentionScoresWithSoftmaxAtOddSizes) {
     auto scores = b.add(b.div(b.matmul(q, k), b.scalar(std::sqrt(static_cast<float>(c.D)))), m);
     b.output(b.softmax(scores, -1), "probs");
     expect_schedules_match(b.finish(),
-                           {{"q", random({1, c.H, c.S, c.D}, 14)}, {"k", random({1, c.H, c.D, c.N}, 15)},
+                           {{"q", random({1, c.H, c.S, c.D}, 14)},
+                            {"k", random({1, c.H, c.D, c.N}, 15)},
                             {"m", random({1, 1, 1, c.N}, 16)}},
                            matmul_tol(c.D), 1);
   }
@@ -187,8 +188,8 @@ TEST(BatchedMatMul, AttentionWholeAtOddSizes) {
   struct Case {
     int64_t H, S, D;
   };
-  for (Case c : {Case{3, 19, 5}, Case{2, 3, 24}, Case{2, 45, 16}, Case{1, 130, 64}, Case{2, 16, 16},
-                 Case{2, 20, 128}, Case{2, 650, 16}}) {
+  for (Case c : {Case{3, 19, 5}, Case{2, 3, 24}, Case{2, 45, 16}, Case{1, 130, 64}, Case{2, 16, 16}, Case{2, 20, 128},
+                 Case{2, 650, 16}}) {
     SCOPED_TRACE("H" + std::to_string(c.H) + " S" + std::to_string(c.S) + " D" + std::to_string(c.D));
     GraphBuilder b("attn_whole");
     auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});
@@ -203,8 +204,10 @@ TEST(BatchedMatMul, AttentionWholeAtOddSizes) {
     ASSERT_EQ(plan.groups.size(), 1u);
     EXPECT_EQ(plan.groups[0].rule, "attention");
     expect_schedules_match(std::move(g),
-                           {{"q", random({1, c.H, c.S, c.D}, 50)}, {"k", random({1, c.H, c.D, c.S}, 51)},
-                            {"v", random({1, c.H, c.S, c.D}, 52)}, {"m", random({1, 1, 1, c.S}, 53)}},
+                           {{"q", random({1, c.H, c.S, c.D}, 50)},
+                            {"k", random({1, c.H, c.D, c.S}, 51)},
+                            {"v", random({1, c.H, c.S, c.D}, 52)},
+                            {"m", random({1, 1, 1, c.S}, 53)}},
                            matmul_tol(std::max(c.D, c.S)), 1);
   }
 }
@@ -216,7 +219,8 @@ Graph matmul_layernorm_graph(const MatMulCase& c, bool decomposed, bool w_is_inp
   GraphBuilder b("mm_ln");
   auto x = b.input("x", DType::Float32, {c.B, c.M, c.K});
   auto w = w_is_input ? b.input("w", DType::Float32, {c.K, c.N}) : b.weight("w", random({c.K, c.N}, 21));
-  auto h = b.add(b.add(b.matmul(x, w), b.weight("bias", random({c.N}, 22))), b.input("r", DType::Float32, {c.B, c.M, c.N}));
+  auto h =
+      b.add(b.add(b.matmul(x, w), b.weight("bias", random({c.N}, 22))), b.input("r", DType::Float32, {c.B, c.M, c.N}));
   auto gamma = b.weight("gamma", random({c.N}, 23)), beta = b.weight("beta", random({c.N}, 24));
   ValueRef y;
   if (decomposed) {
@@ -234,8 +238,8 @@ Graph matmul_layernorm_graph(const MatMulCase& c, bool decomposed, bool w_is_inp
 }
 
 TEST(MatMulLayerNorm, ProjectionResidualLayerNormAtOddSizes) {
-  for (MatMulCase c : {MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47}, MatMulCase{1, 20, 96, 96},
-                       MatMulCase{3, 5, 40, 144}})
+  for (MatMulCase c :
+       {MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47}, MatMulCase{1, 20, 96, 96}, MatMulCase{3, 5, 40, 144}})
     for (bool decomposed : {true, false})
       for (bool w_is_input : {false, true}) {
         SCOPED_TRACE("M" + std::to_string(c.M) + " K" + std::to_string(c.K) + " N" + std::to_string(c.N) +
@@ -255,8 +259,8 @@ TEST(MatMulLayerNorm, ProjectionResidualLayerNormAtOddSizes) {
 // tiles compute both projections (schedule_gated_tiles).
 TEST(GatedMlp, BothProjectionsPerTileForEveryActivationAtOddSizes) {
   enum class Act { SiLU, QuickGelu, Relu, Tanh, GeluErf };
-  for (MatMulCase c : {MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 96}, MatMulCase{1, 1, 64, 200},
-                       MatMulCase{1, 32, 96, 256}})
+  for (MatMulCase c :
+       {MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 96}, MatMulCase{1, 1, 64, 200}, MatMulCase{1, 32, 96, 256}})
     for (Act act : {Act::SiLU, Act::QuickGelu, Act::Relu, Act::Tanh, Act::GeluErf}) {
       SCOPED_TRACE("M" + std::to_string(c.M) + " K" + std::to_string(c.K) + " N" + std::to_string(c.N) + " act " +
                    std::to_string(static_cast<int>(act)));
@@ -300,13 +304,16 @@ TEST(ConvTiles, PatchEmbeddingWithLayoutEpilogueAtOddSizes) {
     Attributes at;
     at.set("kernel_shape", std::vector<int64_t>{c.patch, c.patch});
     at.set("strides", std::vector<int64_t>{c.patch, c.patch});
-    auto y = b.op1("Conv", {x, b.weight("w", random({c.O, c.C, c.patch, c.patch}, 71, 0.3f)), b.weight("b", random({c.O}, 72))}, at);
+    auto y =
+        b.op1("Conv",
+              {x, b.weight("w", random({c.O, c.C, c.patch, c.patch}, 71, 0.3f)), b.weight("b", random({c.O}, 72))}, at);
     b.output(b.transpose(b.reshape(y, {0, 0, -1}), {0, 2, 1}), "tokens");
     Graph g = gaf::testing::prepared(b.finish());
     Graph planned = g;
     FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
     ASSERT_EQ(plan.groups.size(), 1u);
-    expect_schedules_match(std::move(g), {{"x", random({1, c.C, c.H, c.W}, 73)}}, matmul_tol(c.C * c.patch * c.patch), 1);
+    expect_schedules_match(std::move(g), {{"x", random({1, c.C, c.H, c.W}, 73)}}, matmul_tol(c.C * c.patch * c.patch),
+                           1);
   }
 }
 

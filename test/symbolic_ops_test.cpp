@@ -33,7 +33,7 @@ struct Case {
   Attributes attrs;
   std::function<std::vector<Tensor>(int64_t s)> inputs;  // a default Tensor = absent input
   int num_outputs = 1;
-  int64_t rep = 8;                  // the representative size the symbolic build sees
+  int64_t rep = 8;                          // the representative size the symbolic build sees
   std::vector<int64_t> sizes = {1, 3, 17};  // run sizes besides rep
 };
 
@@ -79,16 +79,16 @@ Node make_node(const Case& c, const std::vector<Tensor>& ins) {
 
 // a*S + b through the values x0 at rep and x1 at rep + 1; undefined when constant. Checks the
 // form at `check_s`, where the value is x2.
-Halide::Expr affine(const Halide::Param<int32_t>& S, int64_t rep, int64_t x0, int64_t x1, int64_t check_s,
-                    int64_t x2, const std::string& what) {
+Halide::Expr affine(const Halide::Param<int32_t>& S, int64_t rep, int64_t x0, int64_t x1, int64_t check_s, int64_t x2,
+                    const std::string& what) {
   int64_t a = x1 - x0, b = x0 - a * rep;
   EXPECT_EQ(a * check_s + b, x2) << what << " is not affine in s";
   if (a == 0) return Halide::Expr();
   return fold(static_cast<int32_t>(a) * S + static_cast<int32_t>(b));
 }
 
-std::vector<Halide::Expr> affine_shape(const Halide::Param<int32_t>& S, int64_t rep, const Shape& s0,
-                                       const Shape& s1, const Shape& s2, int64_t check_s, const std::string& what) {
+std::vector<Halide::Expr> affine_shape(const Halide::Param<int32_t>& S, int64_t rep, const Shape& s0, const Shape& s1,
+                                       const Shape& s2, int64_t check_s, const std::string& what) {
   EXPECT_EQ(s0.size(), s1.size());
   std::vector<Halide::Expr> e;
   bool any = false;
@@ -232,7 +232,9 @@ std::vector<Case> cases() {
   add({"Softmax over S", "Softmax", {}, [](int64_t s) { return std::vector<Tensor>{data_f32({3, s})}; }});
   add({"LogSoftmax over S", "LogSoftmax", {}, [](int64_t s) { return std::vector<Tensor>{data_f32({2, 2, s})}; }});
   add({"Softmax legacy over [S, 4]", "Softmax", with(with({}, "axis", int64_t{1}), "_opset", int64_t{11}),
-       [](int64_t s) { return std::vector<Tensor>{data_f32({3, s, 4})}; }});
+       [](int64_t s) {
+         return std::vector<Tensor>{data_f32({3, s, 4})};
+       }});
   Case ln{"LayerNorm with S rows", "LayerNormalization", {}, [](int64_t s) {
             return std::vector<Tensor>{data_f32({s, 16}), data_f32({16}, 1), data_f32({16}, 2)};
           }};
@@ -308,9 +310,7 @@ std::vector<Case> cases() {
          return std::vector<Tensor>{data_f32({2, s, 3})};
        }});
   add({"Unsqueeze", "Unsqueeze", {}, [](int64_t s) { return std::vector<Tensor>{data_f32({s, 3}), i64s({0, 2})}; }});
-  add({"Squeeze", "Squeeze", {}, [](int64_t s) {
-         return std::vector<Tensor>{data_f32({1, s, 1, 3}), i64s({0, 2})};
-       }});
+  add({"Squeeze", "Squeeze", {}, [](int64_t s) { return std::vector<Tensor>{data_f32({1, s, 1, 3}), i64s({0, 2})}; }});
   add({"Flatten", "Flatten", with({}, "axis", int64_t{2}), [](int64_t s) {
          return std::vector<Tensor>{data_f32({2, s, 3})};
        }});
@@ -364,11 +364,13 @@ std::vector<Case> cases() {
   add({"Range S..2S+5", "Range", {}, [](int64_t s) {
          return std::vector<Tensor>{scalar_i64(s), scalar_i64(2 * s + 5), scalar_i64(1)};
        }});
-  add({"ConstantOfShape [2, S]", "ConstantOfShape", with({}, "value", f32({1}, {1.5f})),
-       [](int64_t s) { return std::vector<Tensor>{i64s({2, s})}; }});
+  add({"ConstantOfShape [2, S]", "ConstantOfShape", with({}, "value", f32({1}, {1.5f})), [](int64_t s) {
+         return std::vector<Tensor>{i64s({2, s})};
+       }});
   add({"Shape of [2, S, 3]", "Shape", {}, [](int64_t s) { return std::vector<Tensor>{data_f32({2, s, 3})}; }});
-  add({"Shape of [2, S, 3] start 1", "Shape", with({}, "start", int64_t{1}),
-       [](int64_t s) { return std::vector<Tensor>{data_f32({2, s, 3})}; }});
+  add({"Shape of [2, S, 3] start 1", "Shape", with({}, "start", int64_t{1}), [](int64_t s) {
+         return std::vector<Tensor>{data_f32({2, s, 3})};
+       }});
   add({"Size of [2, S]", "Size", {}, [](int64_t s) { return std::vector<Tensor>{data_f32({2, s})}; }});
   return cs;
 }

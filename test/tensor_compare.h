@@ -33,9 +33,12 @@ inline std::string compare_tensors(const Tensor& got, const Tensor& want, Tolera
     bool ok;
     if (is_float_dtype(got.dtype())) {
       double g = got.as_double(i), w = want.as_double(i);
-      if (std::isnan(w)) ok = std::isnan(g);
-      else if (std::isinf(w)) ok = g == w;
-      else ok = std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
+      if (std::isnan(w))
+        ok = std::isnan(g);
+      else if (std::isinf(w))
+        ok = g == w;
+      else
+        ok = std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
       if (!ok) worst = std::max(worst, std::fabs(g - w));
     } else {
       ok = got.as_int(i) == want.as_int(i);
@@ -46,8 +49,8 @@ inline std::string compare_tensors(const Tensor& got, const Tensor& want, Tolera
     }
   }
   if (!bad) return "";
-  os << bad << " of " << got.numel() << " elements differ; first at flat index " << first
-     << ": got " << got.as_double(first) << ", expected " << want.as_double(first);
+  os << bad << " of " << got.numel() << " elements differ; first at flat index " << first << ": got "
+     << got.as_double(first) << ", expected " << want.as_double(first);
   if (is_float_dtype(got.dtype())) os << " (max abs diff " << worst << ")";
   return os.str();
 }

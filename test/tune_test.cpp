@@ -173,7 +173,8 @@ TEST(ScheduleDbFile, CorruptOrMismatchedFilesAreClearErrors) {
   EXPECT_NE(error_of(entry).find("entry 0: field 'params.matmul.rows' must be an integer"), std::string::npos);
   std::string apart = entry;
   apart.replace(apart.find("\"rows\": 0"), 9, "\"rows\": 4").replace(apart.find("\"trials\""), 0, "\"apart_ms\": -1, ");
-  EXPECT_NE(error_of(apart).find("entry 0: field 'apart_ms' must be a number >= 0"), std::string::npos) << error_of(apart);
+  EXPECT_NE(error_of(apart).find("entry 0: field 'apart_ms' must be a number >= 0"), std::string::npos)
+      << error_of(apart);
   EXPECT_NE(error_of(R"({"schema": "graph-autofusion/schedules/1", "entries": [{"target": "host"}]})")
                 .find("entry 0: field 'signature' is missing"),
             std::string::npos);
@@ -240,7 +241,8 @@ TEST(TuneCli, DatabaseWritesAreCheckedAndAtomic) {
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
   EXPECT_NE(missing.err.find("--db '"), std::string::npos) << missing.err;
   EXPECT_NE(missing.err.find("folder/db.json': folder '"), std::string::npos) << missing.err;
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0) << "checked before tuning";
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0)
+      << "checked before tuning";
 
   auto zero = cli(tune_bin + " " + model + " --db " + scratch("zero.json") + " --trials 0");
   EXPECT_EQ(zero.exit_code, 1);
@@ -281,10 +283,14 @@ TEST(TuneCli, InterruptExitsNonZero) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   // SIGINT once the first group is being tuned (the handler is installed before that line).
-  auto r = cli("{ cd " + dir + " && " + tune_bin + " builtin:bert-base --layers 1 --seq 8 --db db.json --budget 10m "
+  auto r = cli("{ cd " + dir + " && " + tune_bin +
+               " builtin:bert-base --layers 1 --seq 8 --db db.json --budget 10m "
                "--trials 1000 --no-mullapudi > out.txt 2> err.txt & pid=$!; "
-               "for i in $(seq 600); do grep -q 'group 1/' " + dir + "/err.txt 2>/dev/null && break; sleep 0.1; done; "
-               "kill -INT $pid; wait $pid; echo \"exit=$?\"; cat " + dir + "/out.txt; }");
+               "for i in $(seq 600); do grep -q 'group 1/' " +
+               dir +
+               "/err.txt 2>/dev/null && break; sleep 0.1; done; "
+               "kill -INT $pid; wait $pid; echo \"exit=$?\"; cat " +
+               dir + "/out.txt; }");
   EXPECT_NE(r.out.find("exit=130"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.out.find("interrupted: what was found so far is in db.json"), std::string::npos) << r.out;
 }

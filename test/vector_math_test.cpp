@@ -93,12 +93,24 @@ std::vector<float> bit_sweep(uint32_t stride, bool negatives) {
 }
 
 std::vector<float> specials() {
-  return {0.0f, -0.0f, kInf, -kInf, kNan, -kNan, 1e-45f, -1e-45f, 1e-40f, -1e-40f, 1.17549435e-38f,
-          std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(), 1.0f, -1.0f};
+  return {0.0f,
+          -0.0f,
+          kInf,
+          -kInf,
+          kNan,
+          -kNan,
+          1e-45f,
+          -1e-45f,
+          1e-40f,
+          -1e-40f,
+          1.17549435e-38f,
+          std::numeric_limits<float>::max(),
+          -std::numeric_limits<float>::max(),
+          1.0f,
+          -1.0f};
 }
 
-Worst sweep(const std::function<Expr(Expr)>& f, const std::function<double(double)>& exact,
-            std::vector<float> xs) {
+Worst sweep(const std::function<Expr(Expr)>& f, const std::function<double(double)>& exact, std::vector<float> xs) {
   std::vector<float> s = specials();
   xs.insert(xs.end(), s.begin(), s.end());
   std::vector<float> got = eval(f, xs);
@@ -133,17 +145,18 @@ TEST_P(VectorMathUnary, WithinItsBound) {
 
 INSTANTIATE_TEST_SUITE_P(
     VectorMath, VectorMathUnary,
-    ::testing::Values(
-        UnaryCase{"exp", gaf::exp_f32, [](double x) { return std::exp(x); }, -110, 95, 1e-4, 1.2},
-        UnaryCase{"log", gaf::log_f32, [](double x) { return std::log(x); }, 0.5, 2, 1e-6, 1.0},
-        UnaryCase{"tanh", gaf::tanh_f32, [](double x) { return std::tanh(x); }, -12, 12, 1e-5, 5.0},
-        UnaryCase{"sigmoid", gaf::sigmoid_f32, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -110, 110, 1e-4, 3.0},
-        UnaryCase{"erf", gaf::erf_f32, [](double x) { return std::erf(x); }, -6, 6, 1e-5, 6.0}),
+    ::testing::Values(UnaryCase{"exp", gaf::exp_f32, [](double x) { return std::exp(x); }, -110, 95, 1e-4, 1.2},
+                      UnaryCase{"log", gaf::log_f32, [](double x) { return std::log(x); }, 0.5, 2, 1e-6, 1.0},
+                      UnaryCase{"tanh", gaf::tanh_f32, [](double x) { return std::tanh(x); }, -12, 12, 1e-5, 5.0},
+                      UnaryCase{"sigmoid", gaf::sigmoid_f32, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -110,
+                                110, 1e-4, 3.0},
+                      UnaryCase{"erf", gaf::erf_f32, [](double x) { return std::erf(x); }, -6, 6, 1e-5, 6.0}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) { return std::string(info.param.name); });
 
 // log also over every 257th positive bit pattern (denser than the others: its exponent path).
 TEST(VectorMath, LogOverAllMagnitudes) {
-  Worst w = sweep(gaf::log_f32, [](double x) { return std::log(x); }, bit_sweep(257, false));
+  Worst w = sweep(
+      gaf::log_f32, [](double x) { return std::log(x); }, bit_sweep(257, false));
   EXPECT_LE(w.err, 1.0) << w.where();
 }
 
@@ -152,7 +165,8 @@ TEST(VectorMath, LogOverAllMagnitudes) {
 // b ln a in float32 before e^).
 TEST(VectorMath, PowWithinBound) {
   std::vector<float> bases = concat(bit_sweep(1 << 14, true), range(-4, 4, 1e-3));
-  std::vector<float> exps = {-3, -2, -1.5f, -1, -0.5f, 0.25f, 0.5f, 1, 1.5f, 2, 2.5f, 3, 4, 7, 0.1f, 10.3f, -17.75f, 101, 1e-3f};
+  std::vector<float> exps = {-3,   -2, -1.5f, -1, -0.5f, 0.25f, 0.5f,    1,   1.5f, 2,
+                             2.5f, 3,  4,     7,  0.1f,  10.3f, -17.75f, 101, 1e-3f};
   std::vector<float> a, b;
   for (float x : bases)
     for (float y : exps) a.push_back(x), b.push_back(y);
@@ -166,8 +180,8 @@ TEST(VectorMath, PowWithinBound) {
     if (!std::isfinite(scale)) scale = 0;
     w.add(e / (2.0 + 2.0 * scale), {a[k], b[k]});
   }
-  std::printf("pow: max %.3f ulp per (2 + 2 |b ln a|) at %s; b = 2, 3: max %.3f ulp at %s\n", w.err,
-              w.where().c_str(), exact_int.err, exact_int.where().c_str());
+  std::printf("pow: max %.3f ulp per (2 + 2 |b ln a|) at %s; b = 2, 3: max %.3f ulp at %s\n", w.err, w.where().c_str(),
+              exact_int.err, exact_int.where().c_str());
   EXPECT_LE(w.err, 1.0) << w.where();
   EXPECT_LE(exact_int.err, 2.0) << exact_int.where();
 }
@@ -175,12 +189,13 @@ TEST(VectorMath, PowWithinBound) {
 // C99 powf's special cases, the ones numpy and ONNX's reference follow.
 TEST(VectorMath, PowSpecialCases) {
   std::vector<std::pair<float, float>> cases = {
-      {kNan, 0}, {kNan, -0.0f}, {1, kNan}, {1, kInf}, {-1, kInf}, {-1, -kInf}, {-2, 0.5f}, {-2, 3},
-      {-2, 2}, {-2, -1}, {0, -1}, {-0.0f, -1}, {-0.0f, -2}, {0, 0.5f}, {-0.0f, 0.5f}, {-0.0f, 3},
-      {0, 2.5f}, {0.5f, kInf}, {0.5f, -kInf}, {2, kInf}, {2, -kInf}, {-2, kInf}, {-0.5f, -kInf},
-      {kInf, 2}, {kInf, -2}, {-kInf, 3}, {-kInf, -3}, {-kInf, 2}, {-kInf, 0.5f}, {kNan, 1},
-      {2, kNan}, {-8, 1.0f / 3}, {3, 0}, {1e-40f, 0.5f}, {-1e-40f, 2}, {10, 38.5f}, {10, 39},
-      {2, -149}, {2, -150}, {2, 127}, {2, 128}, {-2, 127}, {-2, 16777216.0f}, {-1, 16777217.0f}};
+      {kNan, 0},         {kNan, -0.0f},    {1, kNan}, {1, kInf},      {-1, kInf},    {-1, -kInf},    {-2, 0.5f},
+      {-2, 3},           {-2, 2},          {-2, -1},  {0, -1},        {-0.0f, -1},   {-0.0f, -2},    {0, 0.5f},
+      {-0.0f, 0.5f},     {-0.0f, 3},       {0, 2.5f}, {0.5f, kInf},   {0.5f, -kInf}, {2, kInf},      {2, -kInf},
+      {-2, kInf},        {-0.5f, -kInf},   {kInf, 2}, {kInf, -2},     {-kInf, 3},    {-kInf, -3},    {-kInf, 2},
+      {-kInf, 0.5f},     {kNan, 1},        {2, kNan}, {-8, 1.0f / 3}, {3, 0},        {1e-40f, 0.5f}, {-1e-40f, 2},
+      {10, 38.5f},       {10, 39},         {2, -149}, {2, -150},      {2, 127},      {2, 128},       {-2, 127},
+      {-2, 16777216.0f}, {-1, 16777217.0f}};
   std::vector<float> a, b;
   for (auto [x, y] : cases) a.push_back(x), b.push_back(y);
   std::vector<float> got = eval2(gaf::pow_f32, a, b);

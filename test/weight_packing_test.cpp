@@ -47,10 +47,10 @@ TEST(WeightPacking, LeavesSharedNarrowOutputAndActivationOperandsAlone) {
   auto x = b.input("x", DType::Float32, {4, 8});
   auto shared = b.weight("shared", iota({8, 96}));
   b.output(b.matmul(x, shared), "y1");
-  b.output(b.matmul(x, shared), "y2");                    // two readers
-  b.output(b.matmul(x, b.weight("one", iota({8, 48}))), "y4");   // one panel: nothing to gain
+  b.output(b.matmul(x, shared), "y2");                          // two readers
+  b.output(b.matmul(x, b.weight("one", iota({8, 48}))), "y4");  // one panel: nothing to gain
   auto act = b.input("a", DType::Float32, {8, 96});
-  b.output(b.matmul(x, act), "y5");                       // not a constant
+  b.output(b.matmul(x, act), "y5");  // not a constant
   Graph g = gaf::testing::prepared(b.finish());
   EXPECT_EQ(pack_matmul_weights(g, avx512()), 0);
 }

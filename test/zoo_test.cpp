@@ -31,9 +31,15 @@ constexpr double kMaxRelativeL2 = 1e-5;
 // LayerNormalization op). Llama has no LayerNorm, and torch writes the same graph at both
 // (checked when the zoo was written), so it runs at 17 only: the suite stays under a minute.
 const std::map<std::string, std::vector<int>> kOpsets{
-    {"gpt2", {14, 17}}, {"llama", {17}}, {"vit", {14, 17}}, {"encoder_qscale", {14, 17}},
+    {"gpt2", {14, 17}},
+    {"llama", {17}},
+    {"vit", {14, 17}},
+    {"encoder_qscale", {14, 17}},
     // CNNs: torch folds their eval-mode BatchNorms into the Convs at either opset; 17 only.
-    {"resnet", {17}}, {"mobilenet", {17}}, {"t5", {17}}, {"falcon", {17}}};
+    {"resnet", {17}},
+    {"mobilenet", {17}},
+    {"t5", {17}},
+    {"falcon", {17}}};
 
 bool torch_available() {
   static const bool ok =
@@ -111,7 +117,8 @@ std::string case_name(const ::testing::TestParamInfo<ZooCase>& i) {
 class Zoo : public ::testing::TestWithParam<ZooCase> {
  protected:
   void SetUp() override {
-    if (!torch_available()) GTEST_SKIP() << "python3-torch or python3-onnx is missing (apt-get install python3-torch python3-onnx)";
+    if (!torch_available())
+      GTEST_SKIP() << "python3-torch or python3-onnx is missing (apt-get install python3-torch python3-onnx)";
     dir_ = exported(GetParam().model, GetParam().opset);
   }
   std::string dir_;
@@ -144,8 +151,8 @@ const FusionGroup& group_of(const Planned& p, const std::string& name) {
 void expect_layer(const Planned& p, const std::string& layer, std::vector<std::string> want) {
   std::sort(want.begin(), want.end());
   const std::vector<std::string> got = layer_groups(*p.engine, *p.plan, layer);
-  EXPECT_EQ(got, want) << layer << ": " << got.size() << " groups:" << joined(got) << "\nexpected "
-                       << want.size() << ":" << joined(want);
+  EXPECT_EQ(got, want) << layer << ": " << got.size() << " groups:" << joined(got) << "\nexpected " << want.size()
+                       << ":" << joined(want);
 }
 
 // The plan of model `c`, stated.
@@ -159,9 +166,9 @@ void expect_plan(const ZooCase& c, Engine& e) {
     // the residual sum feeds the next LN and the next residual, so it leaves the projection's
     // group as a second output beside the normalised rows (rule matmul_layernorm, role residual).
     // 12 kernels in all: with the embedding group (ln_1 of layer 0) and the LM head.
-    const std::vector<std::string> layer = {"matmul_epilogue/matmul_epilogue", "matmul_epilogue/attention+generic",
-                                            "matmul_epilogue/matmul_layernorm", "matmul_epilogue/matmul_epilogue+generic",
-                                            "matmul_epilogue/matmul_layernorm"};
+    const std::vector<std::string> layer = {
+        "matmul_epilogue/matmul_epilogue", "matmul_epilogue/attention+generic", "matmul_epilogue/matmul_layernorm",
+        "matmul_epilogue/matmul_epilogue+generic", "matmul_epilogue/matmul_layernorm"};
     std::vector<std::string> first = layer;
     first.push_back("normalization/" + ln + "+generic");  // ln_1 with the embeddings' Gathers and Add
     expect_layer(p, "/h.0/", first);
@@ -192,9 +199,9 @@ void expect_plan(const ZooCase& c, Engine& e) {
     // residual + post_attention_layernorm; the gated MLP (gate_proj + SiLU times up_proj, rule
     // gated_mlp, not the horizontal one); down_proj + residual + the next input_layernorm (the
     // last one's final norm). Layer 0's input_layernorm runs with the embedding Gather.
-    const std::vector<std::string> layer = {
-        "horizontal_matmul/horizontal_matmul+generic", "matmul_epilogue/attention+generic",
-        "matmul_epilogue/matmul_layernorm", "matmul_epilogue/gated_mlp", "matmul_epilogue/matmul_layernorm"};
+    const std::vector<std::string> layer = {"horizontal_matmul/horizontal_matmul+generic",
+                                            "matmul_epilogue/attention+generic", "matmul_epilogue/matmul_layernorm",
+                                            "matmul_epilogue/gated_mlp", "matmul_epilogue/matmul_layernorm"};
     std::vector<std::string> first = layer;
     first.push_back("normalization/rmsnorm_decomposed+generic");
     expect_layer(p, "/layers.0/", first);
@@ -261,8 +268,8 @@ void expect_plan(const ZooCase& c, Engine& e) {
     // Add + ReLU (the Add reads conv3's output). 12 kernels with the pooled Gemm head.
     expect_layer(p, "/stem/", {"elementwise/generic", "single/-"});
     for (const std::string block : {"/blocks/blocks.0/", "/blocks/blocks.1/"}) {
-      expect_layer(p, block, {"elementwise/generic", "elementwise/generic", "single/-",
-                              "elementwise/elementwise_chain+generic"});
+      expect_layer(p, block,
+                   {"elementwise/generic", "elementwise/generic", "single/-", "elementwise/elementwise_chain+generic"});
       EXPECT_EQ(&group_of(p, block + "Add"), &group_of(p, block + "down/down.0/Conv")) << block;
       EXPECT_EQ(&group_of(p, block + "Relu_2"), &group_of(p, block + "down/down.0/Conv")) << block;
     }
@@ -285,9 +292,9 @@ void expect_plan(const ZooCase& c, Engine& e) {
     // Add + the next block's LayerNorm (the last one's ln_f). In block 0 the GELU joins the wide
     // MatMul's group; from block 1 on that merge would raise the predicted peak above the
     // unfused one (GAF-NF003), so it is a kernel of its own there, and block 0 has its LayerNorm.
-    const std::vector<std::string> block = {"horizontal_matmul/horizontal_matmul+generic",
-                                            "matmul_epilogue/attention+generic", "matmul_epilogue/generic",
-                                            "elementwise/elementwise_chain+generic", "matmul_epilogue/matmul_layernorm"};
+    const std::vector<std::string> block = {
+        "horizontal_matmul/horizontal_matmul+generic", "matmul_epilogue/attention+generic", "matmul_epilogue/generic",
+        "elementwise/elementwise_chain+generic", "matmul_epilogue/matmul_layernorm"};
     std::vector<std::string> first = {"normalization/norm_op", "horizontal_matmul/horizontal_matmul+generic",
                                       "matmul_epilogue/attention+generic", "matmul_epilogue/generic",
                                       "matmul_epilogue/matmul_layernorm"};
@@ -303,9 +310,9 @@ void expect_plan(const ZooCase& c, Engine& e) {
     // horizontal MatMul (the scale on Q in its epilogue, K's Transpose a layout prologue of the
     // scores); attention whole (no scale between the MatMul and Softmax, no mask), out + bias +
     // residual + LN, fc1 + bias + ReLU, fc2 + bias + residual + LN.
-    const std::vector<std::string> layer = {
-        "horizontal_matmul/horizontal_matmul+generic", "matmul_epilogue/attention+generic",
-        "matmul_epilogue/matmul_layernorm", "matmul_epilogue/matmul_epilogue", "matmul_epilogue/matmul_layernorm"};
+    const std::vector<std::string> layer = {"horizontal_matmul/horizontal_matmul+generic",
+                                            "matmul_epilogue/attention+generic", "matmul_epilogue/matmul_layernorm",
+                                            "matmul_epilogue/matmul_epilogue", "matmul_epilogue/matmul_layernorm"};
     expect_layer(p, "/layers.0/", layer);
     // At this size the last layer's Q scale runs apart: in the wide MatMul's group it would raise
     // the predicted peak above the unfused plan's (GAF-NF003); at base size it joins there too.
@@ -364,7 +371,8 @@ TEST(ZooConv, RefusesImpossibleConfigurationsInOneLine) {
   for (const auto& [attr, value, says] : std::vector<std::tuple<std::string, AttrValue, std::string>>{
            {"group", int64_t{2}, "group=2 must divide X's 3 channels and W's 4 outputs"},
            {"kernel_shape", std::vector<int64_t>{3, 3}, "kernel_shape [3,3] differs from W's spatial shape [4,4]"},
-           {"dilations", std::vector<int64_t>{3, 3}, "the window (kernel_shape [4,4], dilations [3,3]) is larger than the padded input [8,8]"},
+           {"dilations", std::vector<int64_t>{3, 3},
+            "the window (kernel_shape [4,4], dilations [3,3]) is larger than the padded input [8,8]"},
            {"strides", std::vector<int64_t>{0, 1}, "strides [0,1] must be positive"},
            {"auto_pad", std::string("SAME"), "unsupported attribute auto_pad=SAME"}}) {
     const std::string got = refusal(attr, value);

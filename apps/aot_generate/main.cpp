@@ -59,13 +59,20 @@ int main(int argc, char** argv) {
     gaf::Sampling sampling;
     for (int i = 3; i + 1 < argc; i += 2) {
       const std::string flag = argv[i];
-      if (flag == "--compare") compare = argv[i + 1];
-      else if (flag == "--repeat") repeat = whole(argv[i + 1], "--repeat", 1);
-      else if (flag == "--temperature") sampling.temperature = number(argv[i + 1], "--temperature");
-      else if (flag == "--top-k") sampling.top_k = whole(argv[i + 1], "--top-k", 0);
-      else if (flag == "--top-p") sampling.top_p = number(argv[i + 1], "--top-p");
-      else if (flag == "--seed") sampling.seed = static_cast<uint64_t>(whole(argv[i + 1], "--seed", 0));
-      else throw gaf::GafError("unknown option '" + flag + "'\n" + kUsage);
+      if (flag == "--compare")
+        compare = argv[i + 1];
+      else if (flag == "--repeat")
+        repeat = whole(argv[i + 1], "--repeat", 1);
+      else if (flag == "--temperature")
+        sampling.temperature = number(argv[i + 1], "--temperature");
+      else if (flag == "--top-k")
+        sampling.top_k = whole(argv[i + 1], "--top-k", 0);
+      else if (flag == "--top-p")
+        sampling.top_p = number(argv[i + 1], "--top-p");
+      else if (flag == "--seed")
+        sampling.seed = static_cast<uint64_t>(whole(argv[i + 1], "--seed", 0));
+      else
+        throw gaf::GafError("unknown option '" + flag + "'\n" + kUsage);
     }
     sampling.check();
     const gaf::Tensor prompt = gaf::read_npy(prompt_file);
@@ -89,8 +96,7 @@ int main(int argc, char** argv) {
     }
     std::printf("aot_generate: prompt %s, %lld new tokens (%s), %lld round(s); prefill %zu groups, step %zu groups\n",
                 gaf::shape_str(prompt.shape()).c_str(), static_cast<long long>(new_tokens), sampling.str().c_str(),
-                static_cast<long long>(repeat),
-                prefill.group_count(), step.group_count());
+                static_cast<long long>(repeat), prefill.group_count(), step.group_count());
     std::fputs(times.text().c_str(), stdout);
     std::string ids;
     for (int64_t i = 0; i < g.tokens.numel(); ++i) ids += (i ? " " : "") + std::to_string(g.tokens.data<int64_t>()[i]);

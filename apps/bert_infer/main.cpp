@@ -20,8 +20,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run(const std::string& plan, const std::vector<std::string>& input_specs, const std::string& out_dir,
-        int repeat, bool profile, unsigned seed) {
+int run(const std::string& plan, const std::vector<std::string>& input_specs, const std::string& out_dir, int repeat,
+        bool profile, unsigned seed) {
   using namespace gaf;
   if (repeat < 1) throw GafError("--repeat must be at least 1");
   if (!out_dir.empty()) prepare_output_folder(out_dir, "--output-dir");

@@ -16,10 +16,10 @@
 namespace gaf::tune {
 
 struct GuardedGroup {
-  int group = 0;          // FusionPlan group id
-  std::string label;      // FusionGroup::rule_label
+  int group = 0;      // FusionPlan group id
+  std::string label;  // FusionGroup::rule_label
   double fused_ms = 0, apart_ms = 0;
-  bool apart = false;     // measured slower fused: marked to run apart
+  bool apart = false;  // measured slower fused: marked to run apart
 };
 
 // Times every group of `plan` (on graph `g`, the kernel graph) fused with `db`'s parameters and

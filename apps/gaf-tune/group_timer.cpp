@@ -102,7 +102,8 @@ Measurement GroupTimer::run_npu(GroupKernel& k, const NpuTarget& t, bool check) 
 }
 
 Measurement GroupTimer::compile_and_model(const NpuTarget& t, const NpuScheduleParams& p, bool check) {
-  std::unique_ptr<GroupKernel> k = compile_group_kernel(g_, grp_, {HostScheduleParams{}, ScheduleSource::NpuTile, &t, p});
+  std::unique_ptr<GroupKernel> k =
+      compile_group_kernel(g_, grp_, {HostScheduleParams{}, ScheduleSource::NpuTile, &t, p});
   return run_npu(*k, t, check);
 }
 

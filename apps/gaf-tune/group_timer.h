@@ -15,9 +15,9 @@
 namespace gaf::tune {
 
 struct Measurement {
-  bool ok = false;        // compiled, ran and matched the default outputs
-  double ms = 0;          // median over the timed runs; NPU: modeled (npu_modeled_time total)
-  std::string problem;    // why not ok: compile error or the first mismatching element
+  bool ok = false;                 // compiled, ran and matched the default outputs
+  double ms = 0;                   // median over the timed runs; NPU: modeled (npu_modeled_time total)
+  std::string problem;             // why not ok: compile error or the first mismatching element
   std::vector<std::string> tiles;  // NPU: the tiles the schedule chose
 };
 

@@ -91,10 +91,14 @@ int main(int argc, char** argv) {
   app.add_option("--db", db_path, "schedule database (JSON): created, or continued")->required();
   app.add_option("--budget", budget, "time budget for the whole run: 90s, 10m, 1h")->capture_default_str();
   // Explicit ranges: CLI::PositiveNumber's message quotes the full range of a double.
-  app.add_option("--trials", opts.trials, "candidates per group at most")->check(CLI::Range(1, 1000000))->capture_default_str();
+  app.add_option("--trials", opts.trials, "candidates per group at most")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   app.add_option("--group", opts.only_signature, "tune only the group with this signature");
   app.add_option("--seed", opts.seed, "random seed of the search and the inputs")->capture_default_str();
-  app.add_option("--repeat", opts.repeat, "timed runs per candidate (median)")->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_option("--repeat", opts.repeat, "timed runs per candidate (median)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   app.add_flag("--no-mullapudi", no_mullapudi, "skip the Mullapudi2016 autoscheduler comparison");
   app.add_flag("--no-guard", no_guard,
                "host: skip the guard (every group timed fused and apart after tuning; a group slower fused is "
@@ -125,10 +129,11 @@ int main(int argc, char** argv) {
       for (const auto& grp : plan.groups) found = found || grp.signature == opts.only_signature;
       if (!found) throw gaf::GafError("--group: no group of " + model.model + " has that signature");
     }
-    const std::string target_desc = npu ? "npu-tile (" + gaf::npu_machine_key(npu_target) + ")"
-                                        : "host (" + gaf::host_target().to_string() + ")";
-    std::printf("gaf-tune: %s, %zu groups, target %s, budget %.0f s, db %s (%zu entries)\n", engine.description().c_str(),
-                plan.groups.size(), target_desc.c_str(), opts.budget_s, db_path.c_str(), db.entries().size());
+    const std::string target_desc =
+        npu ? "npu-tile (" + gaf::npu_machine_key(npu_target) + ")" : "host (" + gaf::host_target().to_string() + ")";
+    std::printf("gaf-tune: %s, %zu groups, target %s, budget %.0f s, db %s (%zu entries)\n",
+                engine.description().c_str(), plan.groups.size(), target_desc.c_str(), opts.budget_s, db_path.c_str(),
+                db.entries().size());
     std::fflush(stdout);
 
     std::signal(SIGINT, on_interrupt);
@@ -136,8 +141,8 @@ int main(int argc, char** argv) {
     size_t last_group = SIZE_MAX;
     auto progress = [&](size_t gi, size_t n, const std::string& label, int trial, int trials, double speedup) {
       if (tty) {
-        std::fprintf(stderr, "\r[group %zu/%zu] %-24.24s trial %3d/%-3d best %.2fx   ", gi + 1, n, label.c_str(),
-                     trial, trials, speedup);
+        std::fprintf(stderr, "\r[group %zu/%zu] %-24.24s trial %3d/%-3d best %.2fx   ", gi + 1, n, label.c_str(), trial,
+                     trials, speedup);
       } else if (gi != last_group) {
         std::fprintf(stderr, "gaf-tune: group %zu/%zu %s\n", gi + 1, n, label.c_str());
       }

@@ -67,7 +67,8 @@ std::vector<NpuScheduleParams> NpuSearchSpace::neighbours(const NpuScheduleParam
   auto vary = [&](const std::vector<int64_t>& grid, int64_t NpuScheduleParams::*field) {
     auto it = std::find(grid.begin(), grid.end(), p.*field);
     std::vector<int64_t> steps;
-    if (it == grid.end()) steps = grid;  // off the grid (an older entry): any grid value is a step
+    if (it == grid.end())
+      steps = grid;  // off the grid (an older entry): any grid value is a step
     else {
       if (it != grid.begin()) steps.push_back(*(it - 1));
       if (it + 1 != grid.end()) steps.push_back(*(it + 1));

@@ -59,7 +59,8 @@ std::vector<GroupResult> tune_plan_npu(const Graph& g, const FusionPlan& plan, c
         ++r.rejected;
         // Illegal overrides (no tiles: refused before compiling) are expected while searching:
         // said only at -v. Wrong outputs are not.
-        if (m.tiles.empty()) spdlog::debug("gaf-tune: rejected {} for {}: {}", p.str(), r.label, m.problem);
+        if (m.tiles.empty())
+          spdlog::debug("gaf-tune: rejected {} for {}: {}", p.str(), r.label, m.problem);
         else
           std::fprintf(stderr, "gaf-tune: rejected %s for %s: %s\n", p.str().c_str(), r.label.c_str(),
                        m.problem.c_str());

@@ -46,8 +46,8 @@ class BudgetShares {
 // nothing when p was rejected; each point is measured at most once. `more()` says whether trials
 // and time remain. `Space` has random(rng), neighbours(p) and size(); `Point` has operator==.
 template <typename Space, typename Point, typename Measure, typename More>
-void search_points(const Space& space, Point& best, double& best_cost, int trials, std::mt19937& rng,
-                   Measure measure, More more) {
+void search_points(const Space& space, Point& best, double& best_cost, int trials, std::mt19937& rng, Measure measure,
+                   More more) {
   std::vector<Point> tried{best};
   auto try_point = [&](const Point& p) {
     if (std::find(tried.begin(), tried.end(), p) != tried.end()) return;

@@ -8,7 +8,7 @@ namespace gaf::tune {
 
 std::string Candidate::str() const {
   return "vectors=" + std::to_string(matmul.vectors) + " rows=" + std::to_string(matmul.rows) +
- " k_unroll=" + std::to_string(matmul.k_unroll) + " a_block=" + std::to_string(matmul.a_block_bytes >> 10) +
+         " k_unroll=" + std::to_string(matmul.k_unroll) + " a_block=" + std::to_string(matmul.a_block_bytes >> 10) +
          "K k_block=" + std::to_string(matmul.k_block) + " task_elems=" + std::to_string(rows.task_elems);
 }
 

@@ -60,9 +60,8 @@ auto quietly(F f) {
 
 }  // namespace
 
-std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, ScheduleDb& db,
-                                   const std::string& db_path, const TuneOptions& opts,
-                                   const std::atomic<bool>& stop, const ProgressFn& progress) {
+std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, ScheduleDb& db, const std::string& db_path,
+                                   const TuneOptions& opts, const std::atomic<bool>& stop, const ProgressFn& progress) {
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   const HostScheduleParams defaults = host_params_for(host_target());
@@ -143,9 +142,12 @@ std::vector<GroupResult> tune_plan(const Graph& g, const FusionPlan& plan, Sched
   if (opts.mullapudi)
     for (GroupResult& r : results) {
       if (stop) break;
-      Measurement m = quietly([&] { return ranked.timers.at(r.signature)->measure(defaults, ScheduleSource::Mullapudi2016); });
-      if (m.ok) r.mullapudi_ms = m.ms;
-      else r.mullapudi_note = m.problem.substr(0, m.problem.find('\n'));
+      Measurement m =
+          quietly([&] { return ranked.timers.at(r.signature)->measure(defaults, ScheduleSource::Mullapudi2016); });
+      if (m.ok)
+        r.mullapudi_ms = m.ms;
+      else
+        r.mullapudi_note = m.problem.substr(0, m.problem.find('\n'));
     }
   return results;
 }

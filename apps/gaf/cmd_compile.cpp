@@ -68,8 +68,8 @@ int compile(const CompileArgs& a) {
   AotResult r = engine.compile_aot(ao);
   for (const std::string& f : r.schedule_fallbacks)
     spdlog::warn("reference schedule for {} (the host schedule does not lower with dynamic dims)", f);
-  std::printf("compiled: %d groups -> %d kernels (%d tuned) for %s in %.2f s\n", r.groups, r.kernels,
-              r.tuned_kernels, r.target.c_str(), r.seconds);
+  std::printf("compiled: %d groups -> %d kernels (%d tuned) for %s in %.2f s\n", r.groups, r.kernels, r.tuned_kernels,
+              r.target.c_str(), r.seconds);
   std::printf("memory: arena %.2f MB (lower bound %.2f MB), weights %.1f MB\n", r.arena_bytes / 1e6,
               r.lower_bound / 1e6, r.weight_bytes / 1e6);
   for (const std::string& f : r.files) std::printf("wrote %s\n", f.c_str());
@@ -80,8 +80,8 @@ int compile(const CompileArgs& a) {
 
 Action add_compile_command(CLI::App& app) {
   auto a = std::make_shared<CompileArgs>();
-  CLI::App* c = app.add_subcommand(
-      "compile", "compile a model ahead of time: static library, header, plan file and weights file");
+  CLI::App* c = app.add_subcommand("compile",
+                                   "compile a model ahead of time: static library, header, plan file and weights file");
   a->model.add_to(c);
   a->fusion.add_to(c);
   a->common.add_to(c);
@@ -91,8 +91,7 @@ Action add_compile_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--npu-target", a->npu_target_file,
                 "--target npu-tile: NPU target description (JSON); default: schedules/targets/ascend910_like.json");
-  c->add_option("-o,--output-dir", a->out_dir, "folder for NAME.a, NAME.h, NAME.plan.json, NAME.weights")
-      ->required();
+  c->add_option("-o,--output-dir", a->out_dir, "folder for NAME.a, NAME.h, NAME.plan.json, NAME.weights")->required();
   c->add_option("--name", a->name, "library and function prefix, a C identifier (default: from the model)");
   c->add_option("--schedules", a->schedules, "tuned-schedule database written by gaf-tune (JSON)");
   c->add_option("--halide-target", a->halide_target,

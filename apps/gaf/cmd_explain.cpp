@@ -31,7 +31,8 @@ int explain(const ExplainArgs& a) {
 
 Action add_explain_command(CLI::App& app) {
   auto a = std::make_shared<ExplainArgs>();
-  CLI::App* c = app.add_subcommand("explain", "why a node was fused (group, rule, decision) or not (refusals, reason codes)");
+  CLI::App* c =
+      app.add_subcommand("explain", "why a node was fused (group, rule, decision) or not (refusals, reason codes)");
   a->model.add_to(c);
   a->fusion.add_to(c);
   a->common.add_to(c);

@@ -26,7 +26,7 @@ struct GenerateArgs {
   CommonArgs common;
   int64_t prompt_len = 0;  // 0: the whole --input-ids file, else required
   int64_t new_tokens = 128;
-  int64_t max_len = 0;     // 0: prompt + new tokens
+  int64_t max_len = 0;  // 0: prompt + new tokens
   int repeat = 1;
   int warmup = 0;
   bool profile = false;
@@ -69,9 +69,10 @@ void print_profile(Generator& gen, const GenerationTimes& times) {
   for (double ms : times.step_ms) token_ms += ms;
   token_ms /= static_cast<double>(times.step_ms.size());
   const double n = static_cast<double>(p.steps), kernels = p.kernel_ms() / n, run = p.run_ms / n;
-  std::printf("profile: a decode step, mean of %lld: %.3f ms = kernels %.3f ms (%zu groups) + executor %.3f ms + "
-              "loop %.3f ms (next inputs, argmax)\n",
-              static_cast<long long>(p.steps), token_ms, kernels, p.group_ms.size(), run - kernels, token_ms - run);
+  std::printf(
+      "profile: a decode step, mean of %lld: %.3f ms = kernels %.3f ms (%zu groups) + executor %.3f ms + "
+      "loop %.3f ms (next inputs, argmax)\n",
+      static_cast<long long>(p.steps), token_ms, kernels, p.group_ms.size(), run - kernels, token_ms - run);
   const FusionPlan& plan = gen.step_engine().plan();
   std::vector<size_t> order(p.group_ms.size());
   for (size_t s = 0; s < order.size(); ++s) order[s] = s;
@@ -91,7 +92,8 @@ void print_profile(Generator& gen, const GenerationTimes& times) {
     ms += p.group_ms[s] / n;
   }
   std::vector<std::pair<std::string, std::pair<int, double>>> labels(by_label.begin(), by_label.end());
-  std::sort(labels.begin(), labels.end(), [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+  std::sort(labels.begin(), labels.end(),
+            [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
   std::printf("  by kernel label (groups, ms per step):\n");
   for (const auto& [label, cm] : labels) std::printf("  %-32s %4d %8.3f ms\n", label.c_str(), cm.first, cm.second);
 }
@@ -111,8 +113,10 @@ int generate(const GenerateArgs& a) {
   ModelArgs none;
   EngineOptions base = engine_options(none, a.fusion, a.common);
   std::optional<Tensor> from_file;
-  if (!a.input_ids.empty()) from_file = read_prompt(a);
-  else if (a.prompt_len < 1) throw GafError("--prompt-len: give a length of at least 1 (or --input-ids FILE)");
+  if (!a.input_ids.empty())
+    from_file = read_prompt(a);
+  else if (a.prompt_len < 1)
+    throw GafError("--prompt-len: give a length of at least 1 (or --input-ids FILE)");
   const int64_t batch = from_file ? from_file->shape()[0] : 1, p = from_file ? from_file->shape()[1] : a.prompt_len;
   const int64_t max_len = a.max_len ? a.max_len : std::max<int64_t>(p + a.new_tokens, 2);
   auto t0 = std::chrono::steady_clock::now();
@@ -160,7 +164,8 @@ Action add_generate_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "generate",
       "text generation with a KV cache, greedy or sampled: MODEL_DIR holds decoder_model.onnx and "
-      "decoder_with_past_model.onnx (as Hugging Face optimum exports a decoder), optimum's decoder_model_merged.onnx, or one model.onnx with past inputs; prefill on the prompt, then one step per new token; prints time "
+      "decoder_with_past_model.onnx (as Hugging Face optimum exports a decoder), optimum's decoder_model_merged.onnx, "
+      "or one model.onnx with past inputs; prefill on the prompt, then one step per new token; prints time "
       "to first token, per-token latency and the ids (exit 3 when --compare differs)");
   c->add_option("model_dir", a->dir, "folder with decoder_model.onnx and decoder_with_past_model.onnx, or model.onnx")
       ->required();
@@ -174,7 +179,8 @@ Action add_generate_command(CLI::App& app) {
   c->add_option("--warmup", a->warmup, "untimed generations before them")->capture_default_str();
   c->add_option("--temperature", a->sampling.temperature, "sample with this temperature (0: greedy)")
       ->capture_default_str();
-  c->add_option("--top-k", a->sampling.top_k, "sampling: only the k most likely tokens (0: all)")->capture_default_str();
+  c->add_option("--top-k", a->sampling.top_k, "sampling: only the k most likely tokens (0: all)")
+      ->capture_default_str();
   c->add_option("--top-p", a->sampling.top_p, "sampling: the fewest most likely tokens whose probability reaches p")
       ->capture_default_str();
   c->add_option("--seed", a->sampling.seed, "sampling: the seed (the same seed gives the same tokens)")

@@ -39,8 +39,8 @@ int info(const InfoArgs& a) {
       weights += v.constant->nbytes();
       ++nweights;
     }
-  std::cout << "nodes: " << g.nodes().size() << " (" << m.passes.folded_nodes << " folded, "
-            << m.passes.removed_nodes << " removed at load)\n";
+  std::cout << "nodes: " << g.nodes().size() << " (" << m.passes.folded_nodes << " folded, " << m.passes.removed_nodes
+            << " removed at load)\n";
   std::cout << "ops:\n";
   const OpRegistry& reg = OpRegistry::global();
   for (const auto& [op, n] : counts)

@@ -49,9 +49,9 @@ template <typename Work>
 auto with_compile_progress(const Graph& g, const FusionPlan& plan, const std::string& what, Work work) {
   Progress fused_bar("compiling fused groups" + what, plan.groups.size());
   Progress unfused_bar("compiling unfused ops" + what, g.nodes().size());
-  ProfileProgress progress{
-      group_progress(fused_bar),
-      [&](size_t done, const FusionGroup& grp) { unfused_bar.update(done, g.nodes()[grp.nodes[0]].name); }};
+  ProfileProgress progress{group_progress(fused_bar), [&](size_t done, const FusionGroup& grp) {
+                             unfused_bar.update(done, g.nodes()[grp.nodes[0]].name);
+                           }};
   return work(progress);
 }
 

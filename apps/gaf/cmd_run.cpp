@@ -119,7 +119,8 @@ std::unique_ptr<Engine> checked_fusion(std::unique_ptr<Engine> engine, EngineOpt
   for (size_t n = 0; n < g.nodes().size(); ++n)
     if (apart.count(g.nodes()[n].name)) slower.insert(plan.group_of_node[n]);
   std::printf("check-fusion: %zu groups timed fused and apart (median of %d runs): %s\n", plan.groups.size(), runs,
-              slower.empty() ? "every group at least as fast fused" : (std::to_string(slower.size()) + " slower fused").c_str());
+              slower.empty() ? "every group at least as fast fused"
+                             : (std::to_string(slower.size()) + " slower fused").c_str());
   if (slower.empty()) return engine;
   for (int s : slower)
     std::printf("  g%d %s: %.3f ms fused, %.3f ms apart -> its %zu nodes run apart (GAF-NF030)\n", s,
@@ -191,8 +192,8 @@ int run(const RunArgs& a) {
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size() * classes);
     FusedExecutor& fused = engine->compile(group_progress(*bar));
     bar.reset();
-    std::printf("compile: %zu groups%s -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n",
-                plan.groups.size(), classes > 1 ? (" x " + std::to_string(classes) + " size classes").c_str() : "",
+    std::printf("compile: %zu groups%s -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n", plan.groups.size(),
+                classes > 1 ? (" x " + std::to_string(classes) + " size classes").c_str() : "",
                 fused.stats().kernels_compiled, fused.stats().kernel_cache_hits, fused.stats().compile_seconds, plan_s);
     for (const std::string& f : fused.stats().schedule_fallbacks)
       spdlog::warn("reference schedule for {} (the host schedule does not lower with dynamic dims)", f);
@@ -204,8 +205,8 @@ int run(const RunArgs& a) {
     const std::string what = std::string(engine->fusion_enabled() ? "fused" : "unfused") +
                              (ran == Precision::Fp32 ? "" : std::string(", ") + precision_name(ran));
     double ms = median_ms(a.repeat, [&] { engine->run(inputs, outs); });
-    std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what.c_str(),
-                ms, a.repeat, fused.stats().peak_bytes / 1e6);
+    std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what.c_str(), ms,
+                a.repeat, fused.stats().peak_bytes / 1e6);
     if (opts.comm) {
       const ShardResult& sh = engine->sharding();
       std::printf("tensor parallel: rank %d of %d, %zu region(s) sharded, %zu left replicated, %d AllReduce\n",
@@ -221,9 +222,10 @@ int run(const RunArgs& a) {
       const auto [profiled_ms, group_ms] = time_groups(fused, plan.groups.size(), inputs, a.repeat);
       double groups_sum = 0;
       for (double g : group_ms) groups_sum += g;
-      std::printf("profile (median of %d run(s); the profiled forward %.2f ms, its groups' medians sum to %.2f ms): "
-                  "group, kind, label, ms, predicted bytes saved\n",
-                  a.repeat, profiled_ms, groups_sum);
+      std::printf(
+          "profile (median of %d run(s); the profiled forward %.2f ms, its groups' medians sum to %.2f ms): "
+          "group, kind, label, ms, predicted bytes saved\n",
+          a.repeat, profiled_ms, groups_sum);
       for (const FusionGroup& grp : plan.groups)
         std::printf("  g%-4d %-17s %-16s %9.3f ms %10.2f MB%s\n", grp.id, fusion_kind_name(grp.kind),
                     grp.kernel.label.c_str(), group_ms[grp.id], grp.bytes_saved() / 1e6,
@@ -239,8 +241,8 @@ int run(const RunArgs& a) {
       TensorMap base;
       unfused.run(inputs, base);
       double ums = median_ms(a.repeat, [&] { unfused.run(inputs, base); });
-      std::printf("forward (unfused baseline, every op its own kernel): median %.2f ms -> fused is %.2fx\n",
-                  ums, ums / ms);
+      std::printf("forward (unfused baseline, every op its own kernel): median %.2f ms -> fused is %.2fx\n", ums,
+                  ums / ms);
       std::printf("fused vs unfused: max relative difference %.2e\n", max_rel_diff(outs, base));
     }
   }

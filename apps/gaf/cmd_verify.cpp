@@ -40,8 +40,10 @@ void print_row(const std::string& what, const std::string& kind, const std::stri
               num("%.2e", e.max_abs).c_str(), num("%.2e", e.max_rel).c_str(),
               e.max_ulps < 0 ? "-" : std::to_string(e.max_ulps).c_str(),
               l2 ? (" " + num("%9.2e", e.rel_l2)).c_str() : "",
-              e.ok() ? "ok" : ("ABOVE TOLERANCE (" + std::to_string(e.outside) + " of " +
-                               std::to_string(e.elements) + " elements, worst in '" + e.value + "')").c_str());
+              e.ok() ? "ok"
+                     : ("ABOVE TOLERANCE (" + std::to_string(e.outside) + " of " + std::to_string(e.elements) +
+                        " elements, worst in '" + e.value + "')")
+                           .c_str());
 }
 
 int verify(const VerifyArgs& a) {
@@ -54,8 +56,8 @@ int verify(const VerifyArgs& a) {
                    ", atol " + std::to_string(a.tol.atol) + ")");
   TensorMap inputs = read_input_files(a.inputs);
   EngineOptions opts = engine_options(a.model, a.fusion, a.common);
-  opts.keep_loaded = true;     // the end-to-end check runs the model as loaded
-  opts.pack_weights = false;   // groups see the weights as the reference does
+  opts.keep_loaded = true;    // the end-to-end check runs the model as loaded
+  opts.pack_weights = false;  // groups see the weights as the reference does
   Engine engine(a.model.model, opts, inputs);
   ReferenceExecutor& ref = engine.reference();
   const Graph& loaded = engine.loaded_graph();
@@ -93,8 +95,8 @@ int verify(const VerifyArgs& a) {
   std::vector<GroupCheck> checks;
   {
     Progress bar("verifying groups", plan.groups.size());
-    checks = verify_groups(g, plan, *fused, ref, inputs, a.tol, group_progress(bar),
-                           lowp ? &low->kernel_graph() : nullptr);
+    checks =
+        verify_groups(g, plan, *fused, ref, inputs, a.tol, group_progress(bar), lowp ? &low->kernel_graph() : nullptr);
   }
   std::printf("each group on the reference's values of its inputs, against the reference (rtol %g, atol %g):\n",
               a.tol.rtol, a.tol.atol);
@@ -103,7 +105,8 @@ int verify(const VerifyArgs& a) {
   int above = 0;
   for (const GroupCheck& c : checks) {
     const FusionGroup& grp = plan.groups[c.group];
-    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), grp.kernel.label, grp.nodes.size(), c.error, lowp);
+    print_row("g" + std::to_string(grp.id), fusion_kind_name(grp.kind), grp.kernel.label, grp.nodes.size(), c.error,
+              lowp);
     above += !c.error.ok();
   }
   // End to end: errors of all groups together, and the planner's rewrites, against the model as loaded.
@@ -126,7 +129,9 @@ int verify(const VerifyArgs& a) {
 
 Action add_verify_command(CLI::App& app) {
   auto a = std::make_shared<VerifyArgs>();
-  CLI::App* c = app.add_subcommand("verify", "run each fused group against the unfused reference; per group max abs/rel error and ULPs (exit 3 when above tolerance)");
+  CLI::App* c = app.add_subcommand("verify",
+                                   "run each fused group against the unfused reference; per group max abs/rel error "
+                                   "and ULPs (exit 3 when above tolerance)");
   a->model.add_to(c);
   a->fusion.add_to(c);
   a->common.add_to(c);

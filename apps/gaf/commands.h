@@ -14,11 +14,11 @@ namespace gaf::cli {
 struct ModelArgs {
   std::string model;
   std::vector<std::string> dims;
-  std::vector<std::string> branches;  // --branch NAME=true|false
+  std::vector<std::string> branches;          // --branch NAME=true|false
   std::vector<std::string> last_row_outputs;  // --last-row-output NAME
   ModelOptions opts;
   void add_to(CLI::App* app, bool required = true);  // gaf info alone describes the CPU
-  ModelOptions resolved() const;  // parses --dim
+  ModelOptions resolved() const;                     // parses --dim
 };
 
 // Fusion controls shared by plan/run/report/explain/verify (and the GAF_FUSION environment variable, applied first).
@@ -36,11 +36,11 @@ struct FusionArgs {
 struct CommonArgs {
   int verbose = 0;
   bool quiet = false;
-  int threads = 0;  // 0: Halide's default (HL_NUM_THREADS, else one per core)
-  std::string max_memory;  // --max-memory: the tensor memory budget (default: the machine's RAM)
+  int threads = 0;                 // 0: Halide's default (HL_NUM_THREADS, else one per core)
+  std::string max_memory;          // --max-memory: the tensor memory budget (default: the machine's RAM)
   std::string precision = "fp32";  // --precision fp32|bf16 (generators/precision.h)
-  int tp = 1;                  // --tp: tensor-parallel ranks (apps/gaf/parallel_job.h)
-  double comm_timeout = 60;    // --comm-timeout: seconds a collective may wait for the other ranks
+  int tp = 1;                      // --tp: tensor-parallel ranks (apps/gaf/parallel_job.h)
+  double comm_timeout = 60;        // --comm-timeout: seconds a collective may wait for the other ranks
   void add_to(CLI::App* app);
   void apply() const;
 };

@@ -34,8 +34,10 @@ ModelOptions ModelArgs::resolved() const {
   for (const std::string& d : dims) {
     DimBinding b = parse_dim_binding(d);
     if (o.dims.count(b.name) || o.dim_ranges.count(b.name)) throw GafError("--dim '" + b.name + "' is given twice");
-    if (b.range.lo == b.range.hi) o.dims[b.name] = b.range.lo;
-    else o.dim_ranges[b.name] = b.range;
+    if (b.range.lo == b.range.hi)
+      o.dims[b.name] = b.range.lo;
+    else
+      o.dim_ranges[b.name] = b.range;
   }
   for (const std::string& b : branches) {
     const size_t eq = b.find('=');
@@ -58,7 +60,8 @@ void CommonArgs::add_to(CLI::App* app) {
                   "(weights per column and activations per row quantized, int32 sums)")
       ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
       ->capture_default_str();
-  app->add_option("--max-memory", max_memory, "memory budget for tensors, e.g. 8G or 512M (default: the machine's RAM)");
+  app->add_option("--max-memory", max_memory,
+                  "memory budget for tensors, e.g. 8G or 512M (default: the machine's RAM)");
   app->add_option("--tp", tp, "tensor-parallel ranks: shard the model Megatron-style; run under mpirun -np TP")
       ->capture_default_str();
   app->add_option("--comm-timeout", comm_timeout, "seconds a collective waits for the other ranks before failing")
@@ -72,7 +75,8 @@ int max_threads() { return std::max(256, 4 * static_cast<int>(std::thread::hardw
 
 void CommonArgs::apply() const {
   configure_logging(verbose, quiet);
-  if (threads > max_threads()) throw GafError("--threads " + std::to_string(threads) + " is more than " + std::to_string(max_threads()));
+  if (threads > max_threads())
+    throw GafError("--threads " + std::to_string(threads) + " is more than " + std::to_string(max_threads()));
   if (!max_memory.empty()) set_memory_budget(parse_byte_count(max_memory, "--max-memory"));
   set_halide_threads(threads);  // nothing has been JIT-compiled or run yet at this point
   if (threads > 0) spdlog::info("threads: Halide thread pool of {}", threads);
@@ -87,7 +91,8 @@ int process_threads() {
 void FusionArgs::add_to(CLI::App* app) {
   app->add_flag("--no-fusion", no_fusion, "every op its own group");
   app->add_option("--disable-kind", disable_kinds, "disable a fusion kind (repeatable)");
-  app->add_option("--rules", rule_plugins, "load fusion rules from a plugin library (repeatable; docs/CUSTOM_RULES.md)");
+  app->add_option("--rules", rule_plugins,
+                  "load fusion rules from a plugin library (repeatable; docs/CUSTOM_RULES.md)");
   app->add_option("--disable-rule", disable_rules, "disable a rule by name (repeatable)");
   app->add_option("--skip", skip, "never fuse this node (name or op type; repeatable)");
   app->add_option("--max-group-size", max_group_size, "nodes per fused group (default 64)");

@@ -13,9 +13,10 @@ namespace gaf::cli {
 namespace {
 
 // Ordered from quietest to loudest; -v moves one step right.
-const std::pair<const char*, spdlog::level::level_enum> kLevels[] = {
-    {"error", spdlog::level::err}, {"warn", spdlog::level::warn},
-    {"info", spdlog::level::info}, {"debug", spdlog::level::debug}};
+const std::pair<const char*, spdlog::level::level_enum> kLevels[] = {{"error", spdlog::level::err},
+                                                                     {"warn", spdlog::level::warn},
+                                                                     {"info", spdlog::level::info},
+                                                                     {"debug", spdlog::level::debug}};
 
 int base_level() {
   const char* env = std::getenv("GAF_LOG_LEVEL");

@@ -30,14 +30,22 @@ int main(int argc, char** argv) {
   }
   try {
     int rc = 2;
-    if (app.got_subcommand("run")) rc = run();
-    else if (app.got_subcommand("info")) rc = info();
-    else if (app.got_subcommand("plan")) rc = plan();
-    else if (app.got_subcommand("report")) rc = report();
-    else if (app.got_subcommand("explain")) rc = explain();
-    else if (app.got_subcommand("verify")) rc = verify();
-    else if (app.got_subcommand("compile")) rc = compile();
-    else if (app.got_subcommand("generate")) rc = generate();
+    if (app.got_subcommand("run"))
+      rc = run();
+    else if (app.got_subcommand("info"))
+      rc = info();
+    else if (app.got_subcommand("plan"))
+      rc = plan();
+    else if (app.got_subcommand("report"))
+      rc = report();
+    else if (app.got_subcommand("explain"))
+      rc = explain();
+    else if (app.got_subcommand("verify"))
+      rc = verify();
+    else if (app.got_subcommand("compile"))
+      rc = compile();
+    else if (app.got_subcommand("generate"))
+      rc = generate();
     gaf::cli::leave_parallel_job();
     return rc;
   } catch (const gaf::GafError& e) {

@@ -39,8 +39,8 @@ std::map<std::string, KindSaving> savings(const FusionPlan& plan, const NpuPlanM
     KindSaving& k = by[grp.kernel.label];
     ++k.count;
     k.saved_us += gm.saved_us();
-    k.saved_bytes += static_cast<double>(gm.unfused.gm_read_bytes + gm.unfused.gm_write_bytes -
-                                         gm.fused.gm_read_bytes - gm.fused.gm_write_bytes);
+    k.saved_bytes += static_cast<double>(gm.unfused.gm_read_bytes + gm.unfused.gm_write_bytes - gm.fused.gm_read_bytes -
+                                         gm.fused.gm_write_bytes);
   }
   return by;
 }
@@ -89,8 +89,8 @@ std::string npu_report_text(const FusionPlan& plan, const NpuPlanModel& m) {
     std::snprintf(line, sizeof line, "  %-9s %8lld %12s %12s %12s %11s %11s %11s %11s%s %12s\n", name,
                   static_cast<long long>(c.launches), mb(c.gm_read_bytes).c_str(), mb(c.gm_write_bytes).c_str(),
                   mb(c.gm_read_bytes + c.gm_write_bytes).c_str(), ms(p.dma_in_us + p.dma_out_us).c_str(),
-                  ms(p.cube_us).c_str(), ms(p.vector_us).c_str(), ms(p.launch_us).c_str(),
-                  link_col, ms(p.total_us).c_str());
+                  ms(p.cube_us).c_str(), ms(p.vector_us).c_str(), ms(p.launch_us).c_str(), link_col,
+                  ms(p.total_us).c_str());
     os << line;
   };
   row("unfused", m.unfused, m.unfused_pipes);
@@ -100,8 +100,8 @@ std::string npu_report_text(const FusionPlan& plan, const NpuPlanModel& m) {
   std::snprintf(line, sizeof line,
                 "fusion saves %lld launches, %s of GM traffic (%.1f%%) and %s of modeled time (%.1f%%: %.2fx)\n",
                 static_cast<long long>(m.unfused.launches - m.fused.launches), mb(gm_u - gm_f).c_str(),
-                pct(gm_u - gm_f, gm_u), ms(m.unfused_us - m.fused_us).c_str(), pct(m.unfused_us - m.fused_us, m.unfused_us),
-                m.fused_us > 0 ? m.unfused_us / m.fused_us : 0.0);
+                pct(gm_u - gm_f, gm_u), ms(m.unfused_us - m.fused_us).c_str(),
+                pct(m.unfused_us - m.fused_us, m.unfused_us), m.fused_us > 0 ? m.unfused_us / m.fused_us : 0.0);
   os << line;
   if (links)
     std::snprintf(line, sizeof line,

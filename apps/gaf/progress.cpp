@@ -31,8 +31,7 @@ void Progress::update(size_t done, const std::string& what) {
   std::string bar(filled, '#');
   bar.resize(width, '.');
   std::string label = what.size() > 40 ? what.substr(0, 37) + "..." : what;
-  std::fprintf(stderr, "\r\033[K%s [%s] %zu/%zu %.1fs %s", step_.c_str(), bar.c_str(), done, total_, s,
-               label.c_str());
+  std::fprintf(stderr, "\r\033[K%s [%s] %zu/%zu %.1fs %s", step_.c_str(), bar.c_str(), done, total_, s, label.c_str());
   std::fflush(stderr);
   shown_ = true;
 }

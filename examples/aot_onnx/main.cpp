@@ -12,7 +12,8 @@
 namespace {
 
 std::string file_name(std::string name) {
-  std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == ':'; }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return c == '/' || c == ':'; }, '_');
   return name + ".npy";
 }
 

@@ -34,16 +34,16 @@ int main() {
 
     // 2. The rule: @register_fusion("CustomOp", "ReLU") with pattern() and generate().
     RuleRegistry rules = RuleRegistry::builtin();
-    register_fusion_rule(
-        rules, "custom_op_relu", Pattern("CustomOp") >> Pattern("Relu"),
-        [](const std::vector<TensorFunc>& in, const Graph& g, const FusionGroup& grp) {
-          float alpha = g.nodes()[grp.nodes[0]].attrs.get_float("alpha", 1.0f);  // CustomOp's
-          const TensorFunc& x = in[0];
-          return std::vector<TensorFunc>{define_tensor("custom_op_relu", x.dtype, x.shape, [&](const std::vector<Var>& v) {
-            Expr e = x(v);
-            return Halide::max(e / (1.0f + Halide::exp(-alpha * e)), 0.0f);
-          })};
-        });
+    register_fusion_rule(rules, "custom_op_relu", Pattern("CustomOp") >> Pattern("Relu"),
+                         [](const std::vector<TensorFunc>& in, const Graph& g, const FusionGroup& grp) {
+                           float alpha = g.nodes()[grp.nodes[0]].attrs.get_float("alpha", 1.0f);  // CustomOp's
+                           const TensorFunc& x = in[0];
+                           return std::vector<TensorFunc>{
+                               define_tensor("custom_op_relu", x.dtype, x.shape, [&](const std::vector<Var>& v) {
+                                 Expr e = x(v);
+                                 return Halide::max(e / (1.0f + Halide::exp(-alpha * e)), 0.0f);
+                               })};
+                         });
 
     // 3. A model using the op.
     GraphBuilder b("custom_example");

@@ -15,12 +15,12 @@ namespace {
 
 std::vector<TensorFunc> generate_gelu(const std::vector<TensorFunc>& in, const Graph& g, const FusionGroup& grp) {
   // The group's one computed input is x; the others are the pattern's constants (sqrt 2, 1, 0.5).
-  auto x_at = std::find_if(grp.inputs.begin(), grp.inputs.end(), [&](const std::string& v) { return !g.is_constant(v); });
+  auto x_at =
+      std::find_if(grp.inputs.begin(), grp.inputs.end(), [&](const std::string& v) { return !g.is_constant(v); });
   if (x_at == grp.inputs.end()) throw GafError("gelu_erf_fused: the group has no computed input");
   const TensorFunc& x = in[x_at - grp.inputs.begin()];
-  return {define_tensor("gelu_erf_fused", x.dtype, x.shape, [&](const std::vector<Halide::Var>& v) {
-    return gelu_erf_f32(x(v));
-  })};
+  return {define_tensor("gelu_erf_fused", x.dtype, x.shape,
+                        [&](const std::vector<Halide::Var>& v) { return gelu_erf_f32(x(v)); })};
 }
 
 }  // namespace

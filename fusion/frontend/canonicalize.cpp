@@ -85,9 +85,10 @@ int gemm_as_matmul(Graph& g) {
   int rewritten = 0;
   for (const Node& n : cg.nodes()) {
     const bool has_c = n.inputs.size() == 3 && !n.inputs[2].empty();
-    const Tensor* b = n.op_type == "Gemm" && n.inputs.size() >= 2 && cg.has_value(n.inputs[1]) && cg.value(n.inputs[1]).constant
-                          ? &*cg.value(n.inputs[1]).constant
-                          : nullptr;
+    const Tensor* b =
+        n.op_type == "Gemm" && n.inputs.size() >= 2 && cg.has_value(n.inputs[1]) && cg.value(n.inputs[1]).constant
+            ? &*cg.value(n.inputs[1]).constant
+            : nullptr;
     if (!b || b->dtype() != DType::Float32 || b->rank() != 2 || n.outputs.size() != 1 ||
         n.attrs.get_int("transA", 0) != 0 || n.attrs.get_float("alpha", 1.0f) != 1.0f ||
         (has_c && n.attrs.get_float("beta", 1.0f) != 1.0f) || !cg.value(n.inputs[0]).type.rank_known) {

@@ -18,9 +18,7 @@ const Tensor* constant_of(const Graph& g, const std::string& value) {
 }
 
 // A per-tensor (one element) or per-column ([N]) constant's value for column n.
-bool per_column(const Tensor* t, int64_t N) {
-  return t && (t->numel() == 1 || (t->rank() == 1 && t->shape()[0] == N));
-}
+bool per_column(const Tensor* t, int64_t N) { return t && (t->numel() == 1 || (t->rank() == 1 && t->shape()[0] == N)); }
 double at_column(const Tensor& t, int64_t n) { return t.as_double(t.numel() == 1 ? 0 : n); }
 
 struct DequantizedMatMul {
@@ -34,8 +32,8 @@ std::optional<DequantizedMatMul> match(const Graph& g, const Node& n) {
   for (int side = 0; side < 2; ++side) {
     const Node* cast = producer_of(g, n.inputs[side]);
     const Node* scales = producer_of(g, n.inputs[1 - side]);
-    if (!cast || cast->op_type != "Cast" || cast->attrs.get_int("to", 0) != 1 || !scales ||
-        scales->op_type != "Mul" || scales->inputs.size() != 2)
+    if (!cast || cast->op_type != "Cast" || cast->attrs.get_int("to", 0) != 1 || !scales || scales->op_type != "Mul" ||
+        scales->inputs.size() != 2)
       continue;
     const Node* mm = producer_of(g, cast->inputs[0]);
     if (!mm || mm->op_type != "MatMulInteger" || mm->inputs.size() < 3) continue;
@@ -57,7 +55,8 @@ std::optional<DequantizedMatMul> match(const Graph& g, const Node& n) {
     float* w = d.weights.data<float>();
     for (int64_t k = 0; k < K; ++k)
       for (int64_t c = 0; c < N; ++c)
-        w[k * N + c] = static_cast<float>((wq->as_double(k * N + c) - (wzp ? at_column(*wzp, c) : 0.0)) * at_column(*ws, c));
+        w[k * N + c] =
+            static_cast<float>((wq->as_double(k * N + c) - (wzp ? at_column(*wzp, c) : 0.0)) * at_column(*ws, c));
     return d;
   }
   return std::nullopt;

@@ -18,9 +18,9 @@ const onnx::GraphProto* branch_of(const onnx::NodeProto& n, bool condition) {
 }
 
 // Appends `nodes` to `out`, each bound If replaced by its branch (recursively).
-void append_inlined(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const BranchConditions& conditions,
-                    const std::string& what, google::protobuf::RepeatedPtrField<onnx::NodeProto>& out,
-                    onnx::GraphProto& top) {
+void append_inlined(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                    const BranchConditions& conditions, const std::string& what,
+                    google::protobuf::RepeatedPtrField<onnx::NodeProto>& out, onnx::GraphProto& top) {
   for (const onnx::NodeProto& n : nodes) {
     auto bound = n.op_type() == "If" && n.input_size() == 1 ? conditions.find(n.input(0)) : conditions.end();
     if (bound == conditions.end()) {

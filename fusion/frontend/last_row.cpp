@@ -50,7 +50,8 @@ bool slice_output_to_last_row(Graph& g, const std::string& output) {
   const std::string starts = g.fresh_name(base + "_starts"), ends = g.fresh_name(base + "_ends"),
                     axes = g.fresh_name(base + "_axes"), sliced = g.fresh_name(base);
   g.add_initializer(starts, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{-1}));
-  g.add_initializer(ends, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{std::numeric_limits<int64_t>::max()}));
+  g.add_initializer(ends,
+                    Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{std::numeric_limits<int64_t>::max()}));
   g.add_initializer(axes, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{-2}));
   g.add_value(sliced, unknown_type());
   g.nodes()[mm].inputs[0] = sliced;

@@ -29,27 +29,28 @@ TensorType type_from_onnx(const onnx::TypeProto& tp, const std::string& what) {
     return t;
   }
   for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value()) t.dims.emplace_back(d.dim_value());
-    else if (d.has_dim_param() && !d.dim_param().empty()) t.dims.push_back(Dim::sym(d.dim_param()));
-    else t.dims.emplace_back();
+    if (d.has_dim_value())
+      t.dims.emplace_back(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      t.dims.push_back(Dim::sym(d.dim_param()));
+    else
+      t.dims.emplace_back();
   }
   return t;
 }
 
-AttrValue attr_from_onnx(const onnx::AttributeProto& a, const std::string& what,
-                         const std::string& dir) {
+AttrValue attr_from_onnx(const onnx::AttributeProto& a, const std::string& what, const std::string& dir) {
   switch (a.type()) {
     case onnx::AttributeProto::INT: return a.i();
     case onnx::AttributeProto::FLOAT: return a.f();
     case onnx::AttributeProto::STRING: return a.s();
     case onnx::AttributeProto::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
     case onnx::AttributeProto::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
-    case onnx::AttributeProto::STRINGS:
-      return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    case onnx::AttributeProto::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
     case onnx::AttributeProto::TENSOR: return tensor_from_proto(a.t(), what, dir);
     default:
-      throw GafError(what + ": attribute type " +
-                     onnx::AttributeProto_AttributeType_Name(a.type()) + " is not supported");
+      throw GafError(what + ": attribute type " + onnx::AttributeProto_AttributeType_Name(a.type()) +
+                     " is not supported");
   }
 }
 
@@ -97,7 +98,8 @@ Graph import_onnx_model(onnx::ModelProto& model, const std::string& model_dir, c
                                "weight bytes");
   check_memory_budget(weight_bytes, what + ": the model's " + std::to_string(gp.initializer_size()) + " weights");
   for (onnx::TensorProto& init : *model.mutable_graph()->mutable_initializer())
-    g.add_initializer(init.name(), take_tensor_from_proto(init, what + ": initializer '" + init.name() + "'", model_dir));
+    g.add_initializer(init.name(),
+                      take_tensor_from_proto(init, what + ": initializer '" + init.name() + "'", model_dir));
   for (const auto& in : gp.input()) {
     if (g.has_value(in.name())) continue;  // old exporters list initializers as inputs too
     g.add_value(in.name(), type_from_onnx(in.type(), what + ": input '" + in.name() + "'"));
@@ -118,8 +120,7 @@ Graph import_onnx_model(onnx::ModelProto& model, const std::string& model_dir, c
     n.outputs.assign(np.output().begin(), np.output().end());
     for (const std::string& o : n.outputs) {
       if (o.empty()) continue;
-      if (g.has_value(o))
-        throw GafError(nwhat + ": output '" + o + "' is already defined elsewhere in the model");
+      if (g.has_value(o)) throw GafError(nwhat + ": output '" + o + "' is already defined elsewhere in the model");
       TensorType unknown;
       unknown.rank_known = false;
       g.add_value(o, unknown);
@@ -127,8 +128,7 @@ Graph import_onnx_model(onnx::ModelProto& model, const std::string& model_dir, c
     g.add_node(std::move(n));
   }
   for (const auto& out : gp.output()) {
-    if (!g.has_value(out.name()))
-      throw GafError(what + ": graph output '" + out.name() + "' is produced by no node");
+    if (!g.has_value(out.name())) throw GafError(what + ": graph output '" + out.name() + "' is produced by no node");
     if (out.has_type()) {
       TensorType declared = type_from_onnx(out.type(), what + ": output '" + out.name() + "'");
       Value& v = g.value(out.name());

@@ -59,8 +59,10 @@ int remove_dead_nodes(Graph& g) {
   }
   int removed = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (keep[i]) kept.push_back(nodes[i]);
-    else ++removed;
+    if (keep[i])
+      kept.push_back(nodes[i]);
+    else
+      ++removed;
   }
   // Values no longer produced or used go too (folded constants keep living as initializers).
   std::set<std::string> produced, inputs(g.inputs().begin(), g.inputs().end());
@@ -130,7 +132,8 @@ int unfold_symbolic_data_reads(Graph& g) {
           schema.is_shape_only_input(static_cast<int>(i)))
         continue;
       auto p = producer.find(n.inputs[i]);
-      if (p == producer.end() || !unfolded.insert(p->second).second) continue;  // no producer: check_symbolic_reads names it
+      if (p == producer.end() || !unfolded.insert(p->second).second)
+        continue;                                                  // no producer: check_symbolic_reads names it
       for (const std::string& o : g.nodes()[p->second].outputs) {  // the node runs: all its outputs are computed
         if (o.empty()) continue;
         g.value(o).constant.reset();
@@ -160,8 +163,8 @@ void check_symbolic_reads(const Graph& g) {
 
 }  // namespace
 
-PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_dims,
-                        const NodeEvaluator& eval, const SymbolRanges& dynamic) {
+PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_dims, const NodeEvaluator& eval,
+                        const SymbolRanges& dynamic) {
   std::map<std::string, int64_t> dims = fixed_dims;
   g.dynamic.clear();
   for (const auto& [name, r] : dynamic) {
@@ -188,8 +191,7 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_di
   for (const std::string& in : g.inputs()) {
     const TensorType& t = g.value(in).type;
     if (!t.is_static())
-      throw GafError("input '" + in + "' has unknown shape " + t.str() +
-                     " (the model does not declare it)");
+      throw GafError("input '" + in + "' has unknown shape " + t.str() + " (the model does not declare it)");
     try {
       byte_size(t.dtype, t.shape());
     } catch (const GafError& e) {
@@ -200,7 +202,7 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_di
   s.folded_nodes -= unfold_symbolic_data_reads(g);
   s.removed_nodes = remove_dead_nodes(g);
   s.canonicalized_nodes = canonicalize(g);
-  s.removed_nodes += remove_dead_nodes(g);  // the Casts canonicalize bypassed
+  s.removed_nodes += remove_dead_nodes(g);             // the Casts canonicalize bypassed
   if (const int q = rewrite_dequantized_matmuls(g)) {  // their quantize/integer nodes go unused
     s.canonicalized_nodes += q;
     s.removed_nodes += remove_dead_nodes(g);

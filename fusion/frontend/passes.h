@@ -14,8 +14,8 @@
 
 namespace gaf {
 
-using NodeEvaluator = std::function<std::vector<Tensor>(
-    const Node&, const std::vector<const Tensor*>&, const std::vector<const TensorDesc*>&)>;
+using NodeEvaluator = std::function<std::vector<Tensor>(const Node&, const std::vector<const Tensor*>&,
+                                                        const std::vector<const TensorDesc*>&)>;
 
 struct PassStats {
   int folded_nodes = 0;
@@ -40,7 +40,7 @@ void specialize_inputs(Graph& g, const std::map<std::string, Tensor>& values);
 // then infer+fold, then dead-node removal, then canonicalize (canonicalize.h), then validate.
 // `dynamic` dims stay symbolic over their ranges (Graph::dynamic, Value::sym_dims; see
 // fusion/ops/symbolic_dims.h): the graph is typed at their upper bounds.
-PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_dims,
-                        const NodeEvaluator& eval, const SymbolRanges& dynamic = {});
+PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_dims, const NodeEvaluator& eval,
+                        const SymbolRanges& dynamic = {});
 
 }  // namespace gaf

@@ -29,8 +29,7 @@ ValueRef GraphBuilder::scalar(float v) {
 }
 
 ValueRef GraphBuilder::ints(const std::vector<int64_t>& v) {
-  return weight(scoped("const"),
-                Tensor::from_values(DType::Int64, {static_cast<int64_t>(v.size())}, v));
+  return weight(scoped("const"), Tensor::from_values(DType::Int64, {static_cast<int64_t>(v.size())}, v));
 }
 
 void GraphBuilder::output(const ValueRef& v, const std::string& name) {
@@ -38,9 +37,8 @@ void GraphBuilder::output(const ValueRef& v, const std::string& name) {
   g_.outputs().push_back(name.empty() ? v.name : name);
 }
 
-std::vector<ValueRef> GraphBuilder::op(const std::string& op_type,
-                                       const std::vector<ValueRef>& inputs, Attributes attrs,
-                                       int num_outputs) {
+std::vector<ValueRef> GraphBuilder::op(const std::string& op_type, const std::vector<ValueRef>& inputs,
+                                       Attributes attrs, int num_outputs) {
   Node n;
   n.name = scoped(op_type);
   n.op_type = op_type;
@@ -59,8 +57,7 @@ std::vector<ValueRef> GraphBuilder::op(const std::string& op_type,
   return outs;
 }
 
-ValueRef GraphBuilder::op1(const std::string& op_type, const std::vector<ValueRef>& inputs,
-                           Attributes attrs) {
+ValueRef GraphBuilder::op1(const std::string& op_type, const std::vector<ValueRef>& inputs, Attributes attrs) {
   return op(op_type, inputs, std::move(attrs), 1)[0];
 }
 

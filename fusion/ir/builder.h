@@ -28,13 +28,13 @@ class GraphBuilder {
 
   ValueRef input(const std::string& name, DType dtype, std::vector<Dim> dims);
   ValueRef weight(const std::string& name, Tensor t);
-  ValueRef scalar(float v);                       // rank-0 float32 constant
-  ValueRef ints(const std::vector<int64_t>& v);   // 1-D int64 constant (shapes, axes)
+  ValueRef scalar(float v);                      // rank-0 float32 constant
+  ValueRef ints(const std::vector<int64_t>& v);  // 1-D int64 constant (shapes, axes)
   void output(const ValueRef& v, const std::string& name = "");
 
   // Any op: returns its outputs.
-  std::vector<ValueRef> op(const std::string& op_type, const std::vector<ValueRef>& inputs,
-                           Attributes attrs = {}, int num_outputs = 1);
+  std::vector<ValueRef> op(const std::string& op_type, const std::vector<ValueRef>& inputs, Attributes attrs = {},
+                           int num_outputs = 1);
   ValueRef op1(const std::string& op_type, const std::vector<ValueRef>& inputs, Attributes attrs = {});
 
   ValueRef add(ValueRef a, ValueRef b) { return op1("Add", {a, b}); }

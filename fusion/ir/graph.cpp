@@ -72,19 +72,15 @@ std::string Attributes::get_string(const std::string& name, const std::string& d
   const std::string* p = attr_as<std::string>(values_, name);
   return p ? *p : dflt;
 }
-std::vector<int64_t> Attributes::get_ints(const std::string& name,
-                                          const std::vector<int64_t>& dflt) const {
+std::vector<int64_t> Attributes::get_ints(const std::string& name, const std::vector<int64_t>& dflt) const {
   const auto* p = attr_as<std::vector<int64_t>>(values_, name);
   return p ? *p : dflt;
 }
-std::vector<float> Attributes::get_floats(const std::string& name,
-                                          const std::vector<float>& dflt) const {
+std::vector<float> Attributes::get_floats(const std::string& name, const std::vector<float>& dflt) const {
   const auto* p = attr_as<std::vector<float>>(values_, name);
   return p ? *p : dflt;
 }
-const Tensor* Attributes::get_tensor(const std::string& name) const {
-  return attr_as<Tensor>(values_, name);
-}
+const Tensor* Attributes::get_tensor(const std::string& name) const { return attr_as<Tensor>(values_, name); }
 
 std::string Attributes::fingerprint() const {
   std::ostringstream os;
@@ -99,8 +95,7 @@ std::string Attributes::fingerprint() const {
             const auto* b = static_cast<const unsigned char*>(x.raw());
             std::hash<std::string> h;
             os << h(std::string(reinterpret_cast<const char*>(b), x.nbytes())) << ')';
-          } else if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
-                               std::is_same_v<T, std::vector<float>> ||
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<float>> ||
                                std::is_same_v<T, std::vector<std::string>>) {
             os << '[';
             for (const auto& e : x) os << e << ',';
@@ -242,16 +237,13 @@ void Graph::validate() const {
   for (const auto& [n, v] : values_)
     if (v.constant) produced_by[n] = "initializer";
   for (const Node& n : nodes_) {
-    if (!node_names.insert(n.name).second)
-      throw GafError("node '" + n.name + "': duplicate node name");
+    if (!node_names.insert(n.name).second) throw GafError("node '" + n.name + "': duplicate node name");
     if (n.op_type.empty()) throw GafError("node '" + n.name + "': empty op type");
     for (const std::string& o : n.outputs) {
       if (o.empty()) continue;
       if (!has_value(o)) throw GafError("node '" + n.name + "': output '" + o + "' has no value");
       auto [it, ok] = produced_by.emplace(o, "node '" + n.name + "'");
-      if (!ok)
-        throw GafError("node '" + n.name + "': output '" + o + "' is also produced by " +
-                       it->second);
+      if (!ok) throw GafError("node '" + n.name + "': output '" + o + "' is also produced by " + it->second);
     }
   }
   for (const Node& n : nodes_)
@@ -260,8 +252,7 @@ void Graph::validate() const {
         throw GafError("node '" + n.name + "' (" + n.op_type + "): input '" + in +
                        "' is dangling (no graph input, initializer or node produces it)");
   for (const std::string& o : outputs_)
-    if (!produced_by.count(o))
-      throw GafError("graph output '" + o + "' is dangling (nothing produces it)");
+    if (!produced_by.count(o)) throw GafError("graph output '" + o + "' is dangling (nothing produces it)");
   topological_order();  // throws on a cycle
 }
 

@@ -44,8 +44,8 @@ struct TensorType {
   std::string str() const;
 };
 
-using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>, Tensor>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+                               std::vector<std::string>, Tensor>;
 
 class Attributes {
  public:
@@ -71,7 +71,7 @@ struct Node {
   std::string name;
   std::string op_type;
   Attributes attrs;
-  std::vector<std::string> inputs;   // "" = optional input absent
+  std::vector<std::string> inputs;  // "" = optional input absent
   std::vector<std::string> outputs;
 };
 

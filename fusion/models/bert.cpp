@@ -32,8 +32,7 @@ class WeightGen {
 };
 
 // y = x @ W + b (PyTorch exports Linear as MatMul with the transposed weight, then Add).
-ValueRef linear(GraphBuilder& g, WeightGen& w, const std::string& name, ValueRef x, int64_t in,
-                int64_t out) {
+ValueRef linear(GraphBuilder& g, WeightGen& w, const std::string& name, ValueRef x, int64_t in, int64_t out) {
   GraphBuilder::Scope s(g, name);
   ValueRef W = g.weight(name + ".weight", w.normal({in, out}, 0.0f, 0.02f));
   ValueRef b = g.weight(name + ".bias", w.normal({out}, 0.0f, 0.02f));
@@ -41,8 +40,7 @@ ValueRef linear(GraphBuilder& g, WeightGen& w, const std::string& name, ValueRef
 }
 
 // LayerNorm over the last axis, decomposed as torch.onnx.export (opset 14) writes it.
-ValueRef layer_norm(GraphBuilder& g, WeightGen& w, const std::string& name, ValueRef x,
-                    int64_t hidden, float eps) {
+ValueRef layer_norm(GraphBuilder& g, WeightGen& w, const std::string& name, ValueRef x, int64_t hidden, float eps) {
   GraphBuilder::Scope s(g, name);
   ValueRef gamma = g.weight(name + ".weight", w.normal({hidden}, 1.0f, 0.1f));
   ValueRef beta = g.weight(name + ".bias", w.normal({hidden}, 0.0f, 0.1f));

@@ -44,8 +44,8 @@ void add_prelu(OpRegistry& r) {
   s.op_class = OpClass::Broadcast;
   s.min_inputs = s.max_inputs = 2;
   s.infer = [](const InferContext& c) {
-    c.check(c.dtype(1) == c.dtype(0), "slope has dtype " + std::string(dtype_name(c.dtype(1))) + ", X has " +
-                                          dtype_name(c.dtype(0)));
+    c.check(c.dtype(1) == c.dtype(0),
+            "slope has dtype " + std::string(dtype_name(c.dtype(1))) + ", X has " + dtype_name(c.dtype(0)));
     if (!channel_slope(c))
       c.check(broadcast_shapes(c, {c.shape(0), c.shape(1)}) == c.shape(0),
               "slope " + shape_str(c.shape(1)) + " does not broadcast to X " + shape_str(c.shape(0)));
@@ -63,13 +63,16 @@ void add_prelu(OpRegistry& r) {
 }  // namespace
 
 void register_binary_ops(OpRegistry& r) {
-  add_broadcast_op(r, "Add", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return strict_if_float(x[0] + x[1]); });
-  add_broadcast_op(r, "Sub", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return strict_if_float(x[0] - x[1]); });
+  add_broadcast_op(r, "Add", 2, 2,
+                   [](const BuildContext&, const std::vector<Expr>& x) { return strict_if_float(x[0] + x[1]); });
+  add_broadcast_op(r, "Sub", 2, 2,
+                   [](const BuildContext&, const std::vector<Expr>& x) { return strict_if_float(x[0] - x[1]); });
   add_broadcast_op(r, "Mul", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return x[0] * x[1]; });
-  add_broadcast_op(r, "Div", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return onnx_div(x[0], x[1]); });
+  add_broadcast_op(r, "Div", 2, 2,
+                   [](const BuildContext&, const std::vector<Expr>& x) { return onnx_div(x[0], x[1]); });
   add_broadcast_op(
-      r, "Pow", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return onnx_pow(x[0], x[1]); },
-      nullptr, /*same_dtype_inputs=*/false);
+      r, "Pow", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return onnx_pow(x[0], x[1]); }, nullptr,
+      /*same_dtype_inputs=*/false);
   auto fold = [](bool is_max) {
     return [is_max](const BuildContext&, const std::vector<Expr>& x) {
       Expr acc = x[0];
@@ -80,9 +83,15 @@ void register_binary_ops(OpRegistry& r) {
   add_broadcast_op(r, "Max", 1, 1 << 20, fold(true));
   add_broadcast_op(r, "Min", 1, 1 << 20, fold(false));
   add_prelu(r);
-  add_broadcast_op(r, "Equal", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] == x[1]); }, bool_out);
-  add_broadcast_op(r, "Less", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] < x[1]); }, bool_out);
-  add_broadcast_op(r, "Greater", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] > x[1]); }, bool_out);
+  add_broadcast_op(
+      r, "Equal", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] == x[1]); },
+      bool_out);
+  add_broadcast_op(
+      r, "Less", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] < x[1]); },
+      bool_out);
+  add_broadcast_op(
+      r, "Greater", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] > x[1]); },
+      bool_out);
 
   // Where(cond, x, y): cond is bool, x and y share a dtype; the output takes x's.
   OpSchema w;
@@ -92,13 +101,11 @@ void register_binary_ops(OpRegistry& r) {
   w.infer = [](const InferContext& c) {
     c.check(c.dtype(0) == DType::Bool, "condition must be bool");
     c.check(c.dtype(1) == c.dtype(2), "X and Y must have the same dtype");
-    return std::vector<TensorDesc>{
-        {c.dtype(1), broadcast_shapes(c, {c.shape(0), c.shape(1), c.shape(2)})}};
+    return std::vector<TensorDesc>{{c.dtype(1), broadcast_shapes(c, {c.shape(0), c.shape(1), c.shape(2)})}};
   };
   w.build = [](BuildContext& b) {
     std::vector<Var> v = b.vars(static_cast<int>(b.out_desc(0).shape.size()));
-    b.define_output(0, v, select(as_bool(b.broadcast_read(0, v)), b.broadcast_read(1, v),
-                                 b.broadcast_read(2, v)));
+    b.define_output(0, v, select(as_bool(b.broadcast_read(0, v)), b.broadcast_read(1, v), b.broadcast_read(2, v)));
   };
   r.add(std::move(w));
 }

@@ -20,10 +20,8 @@ Tensor constant_value(const InferContext& c) {
   const Attributes& a = c.attrs();
   if (const Tensor* t = a.get_tensor("value")) return *t;
   if (a.has("value_float"))
-    return Tensor::from_values(DType::Float32, {},
-                               std::vector<float>{a.get_float("value_float", 0)});
-  if (a.has("value_int"))
-    return Tensor::from_values(DType::Int64, {}, std::vector<int64_t>{a.get_int("value_int", 0)});
+    return Tensor::from_values(DType::Float32, {}, std::vector<float>{a.get_float("value_float", 0)});
+  if (a.has("value_int")) return Tensor::from_values(DType::Int64, {}, std::vector<int64_t>{a.get_int("value_int", 0)});
   if (a.has("value_floats")) {
     std::vector<float> v = a.get_floats("value_floats", {});
     return Tensor::from_values(DType::Float32, {static_cast<int64_t>(v.size())}, v);
@@ -69,8 +67,8 @@ Expr symbolic_shape_value(const BuildContext& b, const std::vector<Var>& v) {
 }
 
 // Registers an op whose output is a tensor known at compile time, embedded in the pipeline.
-void add_embedded_constant(OpRegistry& r, const std::string& name, int num_inputs,
-                           std::vector<int> shape_only, Tensor (*value)(const InferContext&)) {
+void add_embedded_constant(OpRegistry& r, const std::string& name, int num_inputs, std::vector<int> shape_only,
+                           Tensor (*value)(const InferContext&)) {
   OpSchema s;
   s.name = name;
   s.op_class = OpClass::Injective;
@@ -118,8 +116,7 @@ void add_constant_of_shape(OpRegistry& r) {
   s.build = [](BuildContext& b) {
     Tensor t = fill_value(b.infer());
     Type ty = halide_type(t.dtype());
-    Expr e = ty.is_float() ? Internal::make_const(ty, t.as_double(0))
-                           : Internal::make_const(ty, t.as_int(0));
+    Expr e = ty.is_float() ? Internal::make_const(ty, t.as_double(0)) : Internal::make_const(ty, t.as_int(0));
     b.define_output(0, b.vars(static_cast<int>(b.out_desc(0).shape.size())), e);
   };
   r.add(std::move(s));
@@ -138,8 +135,7 @@ void add_range(OpRegistry& r) {
       c.check(c.dtype(i) == c.dtype(0), "start, limit and delta must share a dtype");
       c.check(c.value(i).numel() == 1, "start, limit and delta must be scalars");
     }
-    double start = c.value(0).as_double(0), limit = c.value(1).as_double(0),
-           delta = c.value(2).as_double(0);
+    double start = c.value(0).as_double(0), limit = c.value(1).as_double(0), delta = c.value(2).as_double(0);
     c.check(delta != 0, "delta must not be 0");
     int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
     return std::vector<TensorDesc>{{c.dtype(0), {n}}};

@@ -17,7 +17,7 @@ namespace {
 
 struct ConvShapes {
   Window window;
-  Shape out;               // [N, O, out spatial...]
+  Shape out;  // [N, O, out spatial...]
   int64_t group = 1;
   int64_t group_channels;  // C / group: W's input channels
   int64_t group_outputs;   // O / group
@@ -83,8 +83,9 @@ void register_conv_ops(OpRegistry& r) {
     Region extents{{0, static_cast<int>(sh.group_channels)}};
     for (int d = 0; d < w.spatial(); ++d) extents.emplace_back(0, static_cast<int>(w.kernel[d]));
     RDom red(extents, b.prefix() + "_r");
-    Expr channel = sh.group == 1 ? Expr(red[0]) : (v[1] / static_cast<int>(sh.group_outputs)) *
-                                                       static_cast<int>(sh.group_channels) + red[0];
+    Expr channel = sh.group == 1
+                       ? Expr(red[0])
+                       : (v[1] / static_cast<int>(sh.group_outputs)) * static_cast<int>(sh.group_channels) + red[0];
     std::vector<Expr> xi{v[0], channel}, wi{v[1], red[0]};
     for (int d = 0; d < w.spatial(); ++d) {
       xi.push_back(v[2 + d] * static_cast<int>(w.strides[d]) + red[1 + d] * static_cast<int>(w.dilations[d]));

@@ -18,8 +18,8 @@ void add_unary_op(OpRegistry& r, const std::string& name, UnaryExpr f, DTypeRule
   r.add(std::move(s));
 }
 
-void add_broadcast_op(OpRegistry& r, const std::string& name, int min_inputs, int max_inputs,
-                      NaryExpr f, DTypeRule out_dtype, bool same_dtype_inputs) {
+void add_broadcast_op(OpRegistry& r, const std::string& name, int min_inputs, int max_inputs, NaryExpr f,
+                      DTypeRule out_dtype, bool same_dtype_inputs) {
   OpSchema s;
   s.name = name;
   s.op_class = OpClass::Broadcast;
@@ -33,8 +33,7 @@ void add_broadcast_op(OpRegistry& r, const std::string& name, int min_inputs, in
         c.fail(std::string("input ") + std::to_string(i) + " has dtype " + dtype_name(c.dtype(i)) +
                " but input 0 has " + dtype_name(c.dtype(0)));
     }
-    return std::vector<TensorDesc>{
-        {out_dtype ? out_dtype(c) : c.dtype(0), broadcast_shapes(c, shapes)}};
+    return std::vector<TensorDesc>{{out_dtype ? out_dtype(c) : c.dtype(0), broadcast_shapes(c, shapes)}};
   };
   s.build = [f](BuildContext& b) {
     std::vector<Var> v = b.vars(static_cast<int>(b.out_desc(0).shape.size()));

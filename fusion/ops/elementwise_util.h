@@ -17,7 +17,7 @@ void add_unary_op(OpRegistry& r, const std::string& name, UnaryExpr f, DTypeRule
 
 // y = f(x0, x1, ...) with numpy broadcasting over [min_inputs, max_inputs] inputs. The
 // expressions passed to `f` are the inputs' element values at the output index.
-void add_broadcast_op(OpRegistry& r, const std::string& name, int min_inputs, int max_inputs,
-                      NaryExpr f, DTypeRule out_dtype = nullptr, bool same_dtype_inputs = true);
+void add_broadcast_op(OpRegistry& r, const std::string& name, int min_inputs, int max_inputs, NaryExpr f,
+                      DTypeRule out_dtype = nullptr, bool same_dtype_inputs = true);
 
 }  // namespace gaf

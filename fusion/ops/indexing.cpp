@@ -69,11 +69,10 @@ void add_concat(OpRegistry& r) {
     for (int i = 1; i < c.num_inputs(); ++i) {
       const Shape& si = c.shape(i);
       bool ok = c.dtype(i) == c.dtype(0) && si.size() == out.size();
-      for (size_t d = 0; ok && d < si.size(); ++d)
-        ok = static_cast<int>(d) == axis || si[d] == out[d];
+      for (size_t d = 0; ok && d < si.size(); ++d) ok = static_cast<int>(d) == axis || si[d] == out[d];
       c.check(ok, "input " + std::to_string(i) + " (" + dtype_name(c.dtype(i)) + shape_str(si) +
-                      ") does not match input 0 (" + dtype_name(c.dtype(0)) +
-                      shape_str(c.shape(0)) + ") outside axis " + std::to_string(axis));
+                      ") does not match input 0 (" + dtype_name(c.dtype(0)) + shape_str(c.shape(0)) +
+                      ") outside axis " + std::to_string(axis));
       out[axis] += si[axis];
     }
     return std::vector<TensorDesc>{{c.dtype(0), out}};
@@ -115,25 +114,22 @@ std::vector<int64_t> split_sizes(const InferContext& c, int axis) {
       total += n;
     }
     c.check(static_cast<int>(sizes.size()) == c.num_outputs(),
-            std::to_string(sizes.size()) + " split sizes for " + std::to_string(c.num_outputs()) +
-                " outputs");
-    c.check(total == dim, "split sizes sum to " + std::to_string(total) + " but axis " +
-                              std::to_string(axis) + " has size " + std::to_string(dim));
+            std::to_string(sizes.size()) + " split sizes for " + std::to_string(c.num_outputs()) + " outputs");
+    c.check(total == dim, "split sizes sum to " + std::to_string(total) + " but axis " + std::to_string(axis) +
+                              " has size " + std::to_string(dim));
     return sizes;
   }
   int64_t parts = c.attrs().get_int("num_outputs", c.num_outputs());
-  c.check(parts == c.num_outputs(), "num_outputs is " + std::to_string(parts) +
-                                        " but the node has " + std::to_string(c.num_outputs()) +
-                                        " outputs");
+  c.check(parts == c.num_outputs(), "num_outputs is " + std::to_string(parts) + " but the node has " +
+                                        std::to_string(c.num_outputs()) + " outputs");
   // Equal parts; opset 18 allows the last one to be smaller (ceil-sized chunks).
   int64_t chunk = (dim + parts - 1) / parts;
   c.check(dim % parts == 0 || c.attrs().get_int("_opset", 13) >= 18,
-          "axis of size " + std::to_string(dim) + " cannot be split into " + std::to_string(parts) +
-              " equal parts");
+          "axis of size " + std::to_string(dim) + " cannot be split into " + std::to_string(parts) + " equal parts");
   sizes.assign(parts, chunk);
   sizes.back() = dim - chunk * (parts - 1);
-  c.check(sizes.back() >= 0, "axis of size " + std::to_string(dim) + " cannot be split into " +
-                                 std::to_string(parts) + " parts");
+  c.check(sizes.back() >= 0,
+          "axis of size " + std::to_string(dim) + " cannot be split into " + std::to_string(parts) + " parts");
   return sizes;
 }
 
@@ -236,9 +232,7 @@ std::vector<AxisMap> slice_maps(const InferContext& c) {
     }
     // ONNX clamping: negative positions count from the end, then clamp into [0, dim] for
     // forward steps and [-1, dim-1] for backward ones (-1 = before the first element).
-    auto resolve = [&](int64_t p, int64_t lo, int64_t hi) {
-      return std::clamp(p < 0 ? p + dim : p, lo, hi);
-    };
+    auto resolve = [&](int64_t p, int64_t lo, int64_t hi) { return std::clamp(p < 0 ? p + dim : p, lo, hi); };
     int64_t start = resolve(starts[i], 0, step > 0 ? dim : dim - 1);
     int64_t end = resolve(ends[i], step > 0 ? 0 : -1, step > 0 ? dim : dim - 1);
     int64_t span = step > 0 ? end - start : start - end;
@@ -293,9 +287,7 @@ void add_slice(OpRegistry& r) {
   s.op_class = OpClass::Injective;
   s.max_inputs = 5;
   s.value_inputs = {1, 2, 3, 4};
-  s.infer = [](const InferContext& c) {
-    return std::vector<TensorDesc>{{c.dtype(0), counts(slice_maps(c))}};
-  };
+  s.infer = [](const InferContext& c) { return std::vector<TensorDesc>{{c.dtype(0), counts(slice_maps(c))}}; };
   s.build = [](BuildContext& b) {
     std::vector<AxisMap> m = slice_maps(b.infer());
     std::vector<Var> v = b.vars(b.in(0).rank());
@@ -316,8 +308,7 @@ void add_gather(OpRegistry& r) {
   s.infer = [](const InferContext& c) {
     c.check(c.rank(0) >= 1, "data must have rank >= 1, got a scalar");
     int axis = c.axis(c.attrs().get_int("axis", 0), c.rank(0));
-    c.check(c.dtype(1) == DType::Int64,
-            std::string("indices must be int64, got ") + dtype_name(c.dtype(1)));
+    c.check(c.dtype(1) == DType::Int64, std::string("indices must be int64, got ") + dtype_name(c.dtype(1)));
     const Shape& d = c.shape(0);
     Shape out(d.begin(), d.begin() + axis);
     out.insert(out.end(), c.shape(1).begin(), c.shape(1).end());

@@ -60,8 +60,7 @@ using ExtentRule = std::function<std::vector<Expr>(const BuildContext&)>;
 
 // Registers a reshape-like op: the output is input 0 with the shape `infer_shape` gives, of
 // extents `extents` gives.
-void add_reshape_like(OpRegistry& r, const std::string& name, int max_inputs,
-                      std::vector<int> value_inputs,
+void add_reshape_like(OpRegistry& r, const std::string& name, int max_inputs, std::vector<int> value_inputs,
                       std::function<Shape(const InferContext&)> infer_shape, ExtentRule extents) {
   OpSchema s;
   s.name = name;
@@ -99,8 +98,7 @@ std::vector<int64_t> axes_arg(const InferContext& c) {
 Shape reshape_shape(const InferContext& c) {
   // Opset < 5 carried the target shape as an attribute.
   c.check(c.has_input(1) || c.attrs().has("shape"), "needs a target shape (input 1)");
-  std::vector<int64_t> target =
-      c.has_input(1) ? c.value(1).to_int_vector() : c.attrs().get_ints("shape", {});
+  std::vector<int64_t> target = c.has_input(1) ? c.value(1).to_int_vector() : c.attrs().get_ints("shape", {});
   bool allowzero = c.attrs().get_int("allowzero", 0) != 0;
   const Shape& in = c.shape(0);
   Shape out;
@@ -109,9 +107,8 @@ Shape reshape_shape(const InferContext& c) {
   for (size_t i = 0; i < target.size(); ++i) {
     int64_t d = target[i];
     if (d == 0 && !allowzero) {
-      c.check(i < in.size(), "shape entry " + std::to_string(i) +
-                                 " is 0 (copy) but the input has rank " +
-                                 std::to_string(in.size()));
+      c.check(i < in.size(),
+              "shape entry " + std::to_string(i) + " is 0 (copy) but the input has rank " + std::to_string(in.size()));
       d = in[i];
     } else if (d == -1) {
       c.check(infer_at < 0, "more than one -1 in the target shape");
@@ -126,8 +123,7 @@ Shape reshape_shape(const InferContext& c) {
   if (infer_at >= 0) {
     int64_t n = shape_numel(in);
     c.check(known > 0 && n % known == 0, "cannot reshape " + shape_str(in) +
-                                             " to a shape with -1 and known dims of product " +
-                                             std::to_string(known));
+                                             " to a shape with -1 and known dims of product " + std::to_string(known));
     out[infer_at] = n / known;
   }
   return out;
@@ -200,8 +196,7 @@ Shape squeeze_shape(const InferContext& c) {
   std::vector<int64_t> axes = axes_arg(c);
   for (int64_t a : axes) {
     int ax = c.axis(a, c.rank(0));
-    c.check(in[ax] == 1,
-            "cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(in[ax]));
+    c.check(in[ax] == 1, "cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(in[ax]));
     drop[ax] = true;
   }
   Shape out;

@@ -41,8 +41,8 @@ Expr exp_f32(const Expr& x_in) {
   Expr xc = clamp(x, -104.0f, 89.0f);
   Expr n = round(xc * 1.44269504088896341f);
   Expr r = strict_float(xc - n * kLn2Hi - n * kLn2Lo);
-  Expr p = horner(r, {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
-                      1.6666665459e-1f, 5.0000001201e-1f});
+  Expr p = horner(
+      r, {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
   Expr er = p * r * r + r + 1.0f;
   Expr ni = cast<int32_t>(n);
   Expr half = ni >> 1;
@@ -67,9 +67,8 @@ Expr log_f32(const Expr& x_in) {
   Expr f = select(high, m * 0.5f, m) - 1.0f;
   Expr ef = cast<float>(select(high, e + 1, e));
   Expr z = f * f;
-  Expr p = horner(f, {7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f,
-                      1.4249322787e-1f, -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f,
-                      3.3333331174e-1f});
+  Expr p = horner(f, {7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
+                      -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f});
   // strict: f + small terms first, the large e ln 2 last (its low part with the small terms).
   Expr y = strict_float((f + (p * f * z + ef * kLn2Lo - 0.5f * z)) + ef * kLn2Hi);
   Expr ax = xb & 0x7fffffff;
@@ -96,11 +95,9 @@ Expr tanh_f32(const Expr& x_in) {
   Expr x = cast<float>(x_in);
   Expr xc = clamp(x, -7.90531110763549805f, 7.90531110763549805f);
   Expr x2 = xc * xc;
-  Expr p = horner(x2, {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f,
-                       5.12229709037114e-08f, 1.48572235717979e-05f, 6.37261928875436e-04f,
-                       4.89352455891786e-03f});
-  Expr q = horner(x2, {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
-                       4.89352518554385e-03f});
+  Expr p = horner(x2, {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
+                       1.48572235717979e-05f, 6.37261928875436e-04f, 4.89352455891786e-03f});
+  Expr q = horner(x2, {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f, 4.89352518554385e-03f});
   // Below 4e-4, tanh x = x to within half an ulp (and denormals stay exact).
   Expr y = select(abs(x) < 0.0004f, x, xc * (p / q));
   return select(is_nan_f32(x), x, y);
@@ -124,11 +121,10 @@ Expr erf_f32(const Expr& x_in) {
   Expr xf = cast<float>(x_in);
   Expr x = clamp(xf, -4.0f, 4.0f);
   Expr x2 = x * x;
-  Expr p = horner(x2, {-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f,
-                       -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
-                       -1.60960333262415e-02f});
-  Expr q = horner(x2, {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
-                       -7.37332916720468e-03f, -1.42647390514189e-02f});
+  Expr p = horner(x2, {-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
+                       -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f});
+  Expr q = horner(x2, {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
+                       -1.42647390514189e-02f});
   // Below 1e-4, erf x = 2x / sqrt(pi) to within half an ulp; x p / q would underflow for the
   // smallest x (and LLVM may regroup x (p / q) into it).
   Expr y = select(abs(xf) < 1e-4f, xf * 1.12837916709551257f, x * (p / q));

@@ -45,8 +45,8 @@ Func matmul_accumulator(BuildContext& b, Type t, const Expr& M, const Expr& K,
 // vdpbf16ps for targets with AVX512_SapphireRapids. A is rounded with Halide's own cast (a
 // vcvtneps2bf16 there): the instruction pattern needs a bf16-typed operand.
 Func matmul_accumulator_pairs(BuildContext& b, const Expr& K,
-                              const std::function<Expr(const Expr& row, const Expr& k)>& a_at,
-                              const TensorFunc& B, int w) {
+                              const std::function<Expr(const Expr& row, const Expr& k)>& a_at, const TensorFunc& B,
+                              int w) {
   Var n(b.prefix() + "_n"), row(b.prefix() + "_row"), k_(b.prefix() + "_kk");
   Func a_op = b.stage("a_op", StageRole::Operand);
   a_op(k_, row) = cast(BFloat(16), a_at(row, k_));
@@ -93,15 +93,14 @@ Func matmul_int8_quads(BuildContext& b, const Expr& K, const std::function<Expr(
 
 void check_numeric(const InferContext& c, int i) {
   c.check(c.dtype(i) != DType::Bool, "input " + std::to_string(i) + " is bool");
-  c.check(c.dtype(i) == c.dtype(0), std::string("input ") + std::to_string(i) + " has dtype " +
-                                        dtype_name(c.dtype(i)) + " but input 0 has " +
-                                        dtype_name(c.dtype(0)));
+  c.check(c.dtype(i) == c.dtype(0), std::string("input ") + std::to_string(i) + " has dtype " + dtype_name(c.dtype(i)) +
+                                        " but input 0 has " + dtype_name(c.dtype(0)));
 }
 
 // MatMul's operands viewed as batched matrices: 1-D A is [1, K], 1-D B is [K, 1].
 struct MatMulShapes {
-  Shape a, b;     // promoted to rank >= 2
-  Shape batch;    // broadcast batch dims
+  Shape a, b;   // promoted to rank >= 2
+  Shape batch;  // broadcast batch dims
   int64_t M, K, N;
   bool a_vec, b_vec;
   Shape out() const {
@@ -151,8 +150,8 @@ MatMulShapes matmul_shapes(const InferContext& c) {
     s.b = {s.b[1] * 2, packed_n(c, s.b[0], w)};
   } else if (int64_t w = b_panel(c)) {
     check_numeric(c, 1);
-    c.check(s.b.size() == 3 && s.b[2] == w, "packed B must be [N / " + std::to_string(w) + ", K, " +
-                                                std::to_string(w) + "], got " + shape_str(s.b));
+    c.check(s.b.size() == 3 && s.b[2] == w,
+            "packed B must be [N / " + std::to_string(w) + ", K, " + std::to_string(w) + "], got " + shape_str(s.b));
     s.b = {s.b[1], packed_n(c, s.b[0], w)};
   } else {
     check_numeric(c, 1);
@@ -165,8 +164,8 @@ MatMulShapes matmul_shapes(const InferContext& c) {
   s.M = s.a[s.a.size() - 2];
   s.K = s.a.back();
   s.N = s.b.back();
-  c.check(s.b[s.b.size() - 2] == s.K, "inner dimensions differ: " + shape_str(c.shape(0)) +
-                                          " x " + shape_str(c.shape(1)));
+  c.check(s.b[s.b.size() - 2] == s.K,
+          "inner dimensions differ: " + shape_str(c.shape(0)) + " x " + shape_str(c.shape(1)));
   s.batch = broadcast_shapes(c, {Shape(s.a.begin(), s.a.end() - 2), Shape(s.b.begin(), s.b.end() - 2)});
   return s;
 }
@@ -176,9 +175,7 @@ void add_matmul(OpRegistry& r) {
   s.name = "MatMul";
   s.op_class = OpClass::MatMul;
   s.min_inputs = s.max_inputs = 2;
-  s.infer = [](const InferContext& c) {
-    return std::vector<TensorDesc>{{c.dtype(0), matmul_shapes(c).out()}};
-  };
+  s.infer = [](const InferContext& c) { return std::vector<TensorDesc>{{c.dtype(0), matmul_shapes(c).out()}}; };
   s.build = [](BuildContext& b) {
     MatMulShapes sh = matmul_shapes(b.infer());
     const TensorFunc &A = b.in(0), &B = b.in(1);
@@ -207,9 +204,9 @@ void add_matmul(OpRegistry& r) {
         // row block's bounds then stay within its own (batch, head) — through % every block of
         // a batched attention spanned all heads (BERT at batch 4: 12.6 ms per layer's attention
         // against 0.28 ms at batch 1).
-        full[d] = d > first_wide  ? clamp(rest - (rest / batch[d]) * batch[d], 0, fold(batch[d] - 1))
-                  : symbolic_m    ? clamp(rest, 0, fold(batch[d] - 1))
-                                  : rest;
+        full[d] = d > first_wide ? clamp(rest - (rest / batch[d]) * batch[d], 0, fold(batch[d] - 1))
+                  : symbolic_m   ? clamp(rest, 0, fold(batch[d] - 1))
+                                 : rest;
         rest = rest / batch[d];
       }
       int own = static_cast<int>(shape.size()) - 2;
@@ -263,9 +260,8 @@ void add_gemm(OpRegistry& r) {
     bool ta = c.attrs().get_int("transA", 0) != 0, tb = c.attrs().get_int("transB", 0) != 0;
     int64_t M = c.shape(0)[ta ? 1 : 0], K = c.shape(0)[ta ? 0 : 1];
     int64_t Kb = c.shape(1)[tb ? 1 : 0], N = c.shape(1)[tb ? 0 : 1];
-    c.check(K == Kb, "inner dimensions differ: " + shape_str(c.shape(0)) + " x " +
-                         shape_str(c.shape(1)) + " with transA=" + std::to_string(ta) +
-                         " transB=" + std::to_string(tb));
+    c.check(K == Kb, "inner dimensions differ: " + shape_str(c.shape(0)) + " x " + shape_str(c.shape(1)) +
+                         " with transA=" + std::to_string(ta) + " transB=" + std::to_string(tb));
     if (c.has_input(2)) {
       check_numeric(c, 2);
       Shape bc = broadcast_shapes(c, {c.shape(2), {M, N}});
@@ -280,8 +276,12 @@ void add_gemm(OpRegistry& r) {
     Type t = halide_type(A.dtype);
     Func acc = matmul_accumulator(
         b, t, A.dim(ta ? 1 : 0), A.dim(ta ? 0 : 1),
-        [&](const Expr& m, const Expr& k) { return ta ? A({k, m}) : A({m, k}); },
-        [&](const Expr&, const Expr& k, const Expr& n) { return tb ? B({n, k}) : B({k, n}); });
+        [&](const Expr& m, const Expr& k) {
+          return ta ? A({k, m}) : A({m, k});
+        },
+        [&](const Expr&, const Expr& k, const Expr& n) {
+          return tb ? B({n, k}) : B({k, n});
+        });
     std::vector<Var> v = b.vars(2);
     Expr y = acc(v[1], v[0]);
     float alpha = b.attrs().get_float("alpha", 1.0f), beta = b.attrs().get_float("beta", 1.0f);

@@ -16,9 +16,7 @@ namespace {
 // The ONNX importer records the model's default-domain opset on every node as "_opset".
 int64_t opset(const InferContext& c) { return c.attrs().get_int("_opset", 13); }
 
-bool output_requested(const InferContext& c, int i) {
-  return i < c.num_outputs() && !c.node().outputs[i].empty();
-}
+bool output_requested(const InferContext& c, int i) { return i < c.num_outputs() && !c.node().outputs[i].empty(); }
 
 std::vector<bool> axes_from(int rank, int first) {
   std::vector<bool> r(rank, false);
@@ -27,8 +25,8 @@ std::vector<bool> axes_from(int rank, int first) {
 }
 
 void check_f32(const InferContext& c, int i) {
-  c.check(c.dtype(i) == DType::Float32, "input " + std::to_string(i) + " must be float32, got " +
-                                            dtype_name(c.dtype(i)));
+  c.check(c.dtype(i) == DType::Float32,
+          "input " + std::to_string(i) + " must be float32, got " + dtype_name(c.dtype(i)));
 }
 
 IndexExpr reader(const TensorFunc& t) {
@@ -100,8 +98,7 @@ void add_layer_norm(OpRegistry& r) {
                     " does not broadcast to the normalised shape " + shape_str(norm));
     Shape stat = c.shape(0);
     for (size_t d = axis; d < stat.size(); ++d) stat[d] = 1;
-    return std::vector<TensorDesc>{
-        {c.dtype(0), c.shape(0)}, {DType::Float32, stat}, {DType::Float32, stat}};
+    return std::vector<TensorDesc>{{c.dtype(0), c.shape(0)}, {DType::Float32, stat}, {DType::Float32, stat}};
   };
   s.build = [](BuildContext& b) {
     const TensorFunc& x = b.in(0);
@@ -145,17 +142,13 @@ void add_batch_norm(OpRegistry& r) {
     c.check(c.rank(0) >= 2, "X must have rank >= 2 (N, C, ...), got " + shape_str(c.shape(0)));
     int64_t C = c.shape(0)[1];
     for (int i = 1; i < 5; ++i)
-      c.check(c.shape(i) == Shape{C}, "input " + std::to_string(i) + " must have shape " +
-                                          shape_str({C}) + ", got " + shape_str(c.shape(i)) +
-                                          (c.attrs().get_int("spatial", 1) == 0
-                                               ? " (spatial=0 is not supported)"
-                                               : ""));
+      c.check(c.shape(i) == Shape{C},
+              "input " + std::to_string(i) + " must have shape " + shape_str({C}) + ", got " + shape_str(c.shape(i)) +
+                  (c.attrs().get_int("spatial", 1) == 0 ? " (spatial=0 is not supported)" : ""));
     for (int i = 3; i < 5; ++i)
-      c.check(!output_requested(c, i),
-              "output " + std::to_string(i) + " (saved_mean/saved_var) is not supported");
+      c.check(!output_requested(c, i), "output " + std::to_string(i) + " (saved_mean/saved_var) is not supported");
     if (!bn_training(c))
-      for (int i = 1; i < 3; ++i)
-        c.check(!output_requested(c, i), "running mean/var outputs need training_mode=1");
+      for (int i = 1; i < 3; ++i) c.check(!output_requested(c, i), "running mean/var outputs need training_mode=1");
     std::vector<TensorDesc> out(5, TensorDesc{DType::Float32, {C}});
     out[0].shape = c.shape(0);
     return out;
@@ -169,8 +162,7 @@ void add_batch_norm(OpRegistry& r) {
     auto per_channel = [&](int i) { return b.in(i)({Expr(v[1])}); };
     Var ch(b.prefix() + "_c");
     if (!bn_training(b.infer())) {
-      b.define_output(0, v, (x(v) - per_channel(3)) / sqrt(per_channel(4) + eps) *
-                                per_channel(1) + per_channel(2));
+      b.define_output(0, v, (x(v) - per_channel(3)) / sqrt(per_channel(4) + eps) * per_channel(1) + per_channel(2));
       // Outputs beyond Y can only be present unnamed here (infer rejects named ones).
       for (int k = 1; k < b.num_outputs(); ++k) b.define_output(k, {ch}, b.in(k % 2 ? 3 : 4)({Expr(ch)}));
       return;
@@ -178,8 +170,7 @@ void add_batch_norm(OpRegistry& r) {
     std::vector<bool> reduced(rank, true);
     reduced[1] = false;
     MeanVar mv = mean_var(b, x.dims(), reduced, reader(x));
-    b.define_output(0, v, (x(v) - mv.mean.at(v)) / sqrt(mv.var.at(v) + eps) *
-                              per_channel(1) + per_channel(2));
+    b.define_output(0, v, (x(v) - mv.mean.at(v)) / sqrt(mv.var.at(v) + eps) * per_channel(1) + per_channel(2));
     // Outputs 1, 2: the running statistics. 3, 4 (opset < 14) can only be unnamed: batch stats.
     for (int k = 1; k < b.num_outputs(); ++k) {
       const RowStat& batch = k % 2 ? mv.mean : mv.var;

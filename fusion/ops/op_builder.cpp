@@ -21,12 +21,8 @@ Type halide_type(DType t) {
   return Float(32);
 }
 
-std::vector<Expr> halide_args(const std::vector<Expr>& onnx_idx) {
-  return {onnx_idx.rbegin(), onnx_idx.rend()};
-}
-std::vector<Var> halide_args(const std::vector<Var>& onnx_idx) {
-  return {onnx_idx.rbegin(), onnx_idx.rend()};
-}
+std::vector<Expr> halide_args(const std::vector<Expr>& onnx_idx) { return {onnx_idx.rbegin(), onnx_idx.rend()}; }
+std::vector<Var> halide_args(const std::vector<Var>& onnx_idx) { return {onnx_idx.rbegin(), onnx_idx.rend()}; }
 
 Expr TensorFunc::dim(int d) const {
   if (d < static_cast<int>(extents.size()) && extents[d].defined()) return extents[d];
@@ -112,9 +108,8 @@ static std::string sanitize(const std::string& s) {
   return o;
 }
 
-BuildContext::BuildContext(const InferContext& infer, std::vector<TensorFunc> inputs,
-                           std::vector<TensorDesc> outputs, std::vector<std::vector<Expr>> out_extents,
-                           std::vector<std::vector<Expr>> value_exprs)
+BuildContext::BuildContext(const InferContext& infer, std::vector<TensorFunc> inputs, std::vector<TensorDesc> outputs,
+                           std::vector<std::vector<Expr>> out_extents, std::vector<std::vector<Expr>> value_exprs)
     : infer_(infer),
       inputs_(std::move(inputs)),
       out_desc_(std::move(outputs)),

@@ -60,8 +60,7 @@ class BuildContext {
   // `out_extents[i]`: output i's extents (ONNX order, same convention as TensorFunc::extents;
   // missing or empty = static). `value_exprs[i]`: for a value input whose contents are symbolic,
   // one Expr per element of the flattened tensor (empty = the concrete infer().value(i)).
-  BuildContext(const InferContext& infer, std::vector<TensorFunc> inputs,
-               std::vector<TensorDesc> outputs,
+  BuildContext(const InferContext& infer, std::vector<TensorFunc> inputs, std::vector<TensorDesc> outputs,
                std::vector<std::vector<Halide::Expr>> out_extents = {},
                std::vector<std::vector<Halide::Expr>> value_exprs = {});
 
@@ -89,8 +88,7 @@ class BuildContext {
   // Uses an already defined Func (ONNX-order args) as output i.
   void set_output(int i, Halide::Func f);
   // A fresh Func named after the node, registered as an intermediate stage with a role.
-  Halide::Func stage(const std::string& suffix, StageRole role,
-                     std::vector<Halide::RVar> reduction = {});
+  Halide::Func stage(const std::string& suffix, StageRole role, std::vector<Halide::RVar> reduction = {});
   // Registers a Func created elsewhere (e.g. by a helper) as a stage.
   void add_stage(Halide::Func f, StageRole role, std::vector<Halide::RVar> reduction = {});
   // Embeds a small constant tensor into the pipeline.

@@ -43,10 +43,11 @@ PadSpec pad_spec(const InferContext& c) {
   }
   for (int d = 0; d < rank; ++d) {
     const int64_t in = c.shape(0)[d];
-    c.check(in + p.begin[d] + p.end[d] >= 0, "pads " + ints_str(pads) + " crop more than axis " + std::to_string(d) + " holds");
+    c.check(in + p.begin[d] + p.end[d] >= 0,
+            "pads " + ints_str(pads) + " crop more than axis " + std::to_string(d) + " holds");
     if (p.mode == "reflect")
       c.check(p.begin[d] < in && p.end[d] < in, "mode=reflect pads " + ints_str(pads) + " must be smaller than axis " +
-                                                      std::to_string(d) + " (" + std::to_string(in) + ")");
+                                                    std::to_string(d) + " (" + std::to_string(in) + ")");
     if (p.mode == "edge" && (p.begin[d] > 0 || p.end[d] > 0))
       c.check(in > 0, "mode=edge pads an empty axis " + std::to_string(d));
   }
@@ -82,8 +83,8 @@ void register_pad_ops(OpRegistry& r) {
     }
     Expr x = X(idx);
     if (p.mode == "constant") {
-      Expr fill = c.has_input(2) && c.value(2).numel() > 0 ? b.value_expr(2, 0)
-                                                          : Expr(b.attrs().get_float("value", 0.0f));
+      Expr fill =
+          c.has_input(2) && c.value(2).numel() > 0 ? b.value_expr(2, 0) : Expr(b.attrs().get_float("value", 0.0f));
       x = select(inside, x, cast(x.type(), fill));
     }
     b.define_output(0, v, x);

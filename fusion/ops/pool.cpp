@@ -35,8 +35,10 @@ void add_pool(OpRegistry& r, const std::string& name, PoolKind kind) {
   s.op_class = OpClass::Opaque;
   s.max_outputs = kind == PoolKind::Max ? 2 : 1;  // MaxPool's Indices
   s.infer = [kind](const InferContext& c) {
-    if (kind == PoolKind::Average) c.check(c.dtype(0) == DType::Float32, "X must be float32");
-    else c.check(c.dtype(0) != DType::Bool, "X must be numeric");
+    if (kind == PoolKind::Average)
+      c.check(c.dtype(0) == DType::Float32, "X must be float32");
+    else
+      c.check(c.dtype(0) != DType::Bool, "X must be numeric");
     const Window w = pool_window(c);
     Shape out{c.shape(0)[0], c.shape(0)[1]};
     out.insert(out.end(), w.out.begin(), w.out.end());
@@ -48,7 +50,7 @@ void add_pool(OpRegistry& r, const std::string& name, PoolKind kind) {
     const Window w = pool_window(b.infer());
     const TensorFunc& X = b.in(0);
     std::vector<Var> v = b.vars(2 + w.spatial());  // n, c, p...
-    Region extents;  // innermost spatial axis first
+    Region extents;                                // innermost spatial axis first
     for (int d = w.spatial() - 1; d >= 0; --d) extents.emplace_back(0, static_cast<int>(w.kernel[d]));
     RDom red(extents, b.prefix() + "_r");
     std::vector<Expr> xi{v[0], v[1]};

@@ -141,17 +141,18 @@ struct IntMatMul {
 
 Shape int_matmul_shape(const InferContext& c, const IntMatMul& m) {
   for (int i : {m.a, m.b}) {
-    c.check(is_quantized(c.dtype(i)), "input " + std::to_string(i) + " is " + dtype_name(c.dtype(i)) +
-                                          " (int8, uint8 are supported)");
-    c.check(c.rank(i) >= 2, "input " + std::to_string(i) + " has rank 1 (1-D operands are not supported; reshape to 2-D)");
+    c.check(is_quantized(c.dtype(i)),
+            "input " + std::to_string(i) + " is " + dtype_name(c.dtype(i)) + " (int8, uint8 are supported)");
+    c.check(c.rank(i) >= 2,
+            "input " + std::to_string(i) + " has rank 1 (1-D operands are not supported; reshape to 2-D)");
   }
   const Shape &a = c.shape(m.a), &b = c.shape(m.b);
   const int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
   c.check(b[b.size() - 2] == K, "inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
   auto check_zp = [&](int i, int of, int64_t n, const char* per) {
     if (!c.has_input(i)) return;
-    c.check(c.dtype(i) == c.dtype(of), "input " + std::to_string(i) + "'s dtype differs from input " +
-                                           std::to_string(of) + "'s");
+    c.check(c.dtype(i) == c.dtype(of),
+            "input " + std::to_string(i) + "'s dtype differs from input " + std::to_string(of) + "'s");
     c.check(shape_numel(c.shape(i)) == 1 && c.rank(i) <= 1 || c.rank(i) == 1 && c.shape(i)[0] == n,
             "input " + std::to_string(i) + " must be a scalar or 1-D per " + per + ", got " + shape_str(c.shape(i)));
   };

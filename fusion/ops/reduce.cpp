@@ -16,9 +16,7 @@ Expr RowStat::at(const std::vector<Expr>& idx) const {
     if (!reduced.at(d)) kept.push_back(idx[d]);
   return func(halide_args(kept));
 }
-Expr RowStat::at(const std::vector<Var>& idx) const {
-  return at(std::vector<Expr>(idx.begin(), idx.end()));
-}
+Expr RowStat::at(const std::vector<Var>& idx) const { return at(std::vector<Expr>(idx.begin(), idx.end())); }
 
 Expr reduced_count(const std::vector<Expr>& extents, const std::vector<bool>& reduced) {
   std::vector<Expr> r;
@@ -79,11 +77,10 @@ MeanVar mean_var(BuildContext& b, const std::vector<Expr>& extents, const std::v
   auto xf = [&](const std::vector<Expr>& idx) { return cast<float>(x(idx)); };
   RowStat sum = reduce_stage(b, "sum", extents, reduced, ReduceKind::Sum, xf);
   RowStat mean = map_stat(b, "mean", sum, [&](const Expr& s) { return s * inv_n; });
-  RowStat sq = reduce_stage(b, "sqdev", extents, reduced, ReduceKind::Sum,
-                            [&](const std::vector<Expr>& idx) {
-                              Expr d = xf(idx) - mean.at(idx);
-                              return d * d;
-                            });
+  RowStat sq = reduce_stage(b, "sqdev", extents, reduced, ReduceKind::Sum, [&](const std::vector<Expr>& idx) {
+    Expr d = xf(idx) - mean.at(idx);
+    return d * d;
+  });
   RowStat var = map_stat(b, "var", sq, [&](const Expr& s) { return s * inv_n; });
   return MeanVar{mean, var};
 }
@@ -104,8 +101,7 @@ std::vector<bool> reduce_axes(const InferContext& c, bool spatial) {
     reduced[0] = reduced[1] = false;
     return reduced;
   }
-  std::vector<int64_t> axes = c.has_input(1) ? c.value(1).to_int_vector()
-                                             : c.attrs().get_ints("axes", {});
+  std::vector<int64_t> axes = c.has_input(1) ? c.value(1).to_int_vector() : c.attrs().get_ints("axes", {});
   if (axes.empty()) {
     if (c.attrs().get_int("noop_with_empty_axes", 0) != 0) return {};
     return std::vector<bool>(rank, true);
@@ -156,14 +152,13 @@ void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op, bool spatia
     }
     // float32 inputs accumulate in float32; int64 sums stay exact in int64.
     auto value = [&](const std::vector<Expr>& idx) { return x(idx); };
-    RowStat stat = reduce_stage(b, "red", x.dims(), reduced,
-                                op == ReduceOp::Max ? ReduceKind::Max : ReduceKind::Sum, value);
+    RowStat stat =
+        reduce_stage(b, "red", x.dims(), reduced, op == ReduceOp::Max ? ReduceKind::Max : ReduceKind::Sum, value);
     // The input index of output element v: with keepdims the ranks agree; without, the kept
     // axes are v in order. Reduced entries are ignored by RowStat::at.
     std::vector<Expr> idx;
     bool keep = b.attrs().get_int("keepdims", 1) != 0;
-    for (int d = 0, k = 0; d < x.rank(); ++d)
-      idx.push_back(keep ? Expr(v[d]) : reduced[d] ? Expr(0) : Expr(v[k++]));
+    for (int d = 0, k = 0; d < x.rank(); ++d) idx.push_back(keep ? Expr(v[d]) : reduced[d] ? Expr(0) : Expr(v[k++]));
     Expr e = stat.at(idx);
     if (op == ReduceOp::Mean) {
       Expr n = reduced_count(x.dims(), reduced);

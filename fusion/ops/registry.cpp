@@ -56,8 +56,7 @@ bool OpSchema::is_value_input(int i) const {
   return std::find(value_inputs.begin(), value_inputs.end(), i) != value_inputs.end();
 }
 bool OpSchema::is_shape_only_input(int i) const {
-  return std::find(shape_only_inputs.begin(), shape_only_inputs.end(), i) !=
-         shape_only_inputs.end();
+  return std::find(shape_only_inputs.begin(), shape_only_inputs.end(), i) != shape_only_inputs.end();
 }
 
 OpRegistry& OpRegistry::global() {
@@ -99,12 +98,12 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   InferContext ctx(node, types, values);
   int nin = static_cast<int>(node.inputs.size());
   int nout = static_cast<int>(node.outputs.size());
-  ctx.check(nin >= schema.min_inputs && nin <= schema.max_inputs,
-            "takes " + std::to_string(schema.min_inputs) + ".." +
-                std::to_string(schema.max_inputs) + " inputs, got " + std::to_string(nin));
-  ctx.check(nout >= schema.min_outputs && nout <= schema.max_outputs,
-            "has " + std::to_string(schema.min_outputs) + ".." +
-                std::to_string(schema.max_outputs) + " outputs, got " + std::to_string(nout));
+  ctx.check(nin >= schema.min_inputs && nin <= schema.max_inputs, "takes " + std::to_string(schema.min_inputs) + ".." +
+                                                                      std::to_string(schema.max_inputs) +
+                                                                      " inputs, got " + std::to_string(nin));
+  ctx.check(nout >= schema.min_outputs && nout <= schema.max_outputs, "has " + std::to_string(schema.min_outputs) +
+                                                                          ".." + std::to_string(schema.max_outputs) +
+                                                                          " outputs, got " + std::to_string(nout));
   std::vector<TensorDesc> out;
   try {
     out = schema.infer(ctx);
@@ -134,8 +133,8 @@ void check_node_inputs(const OpSchema& schema, const Node& node, const std::vect
   if (!data || !ind) return;
   const int axis = index_axis(ii, node, data->rank());
   if (axis < 0) return;  // shape inference reports it
-  const std::string bad = index_out_of_range(ind->dtype(), ind->raw(), ind->numel(), data->shape()[axis], axis,
-                                             node.inputs[ii.indices]);
+  const std::string bad =
+      index_out_of_range(ind->dtype(), ind->raw(), ind->numel(), data->shape()[axis], axis, node.inputs[ii.indices]);
   if (!bad.empty()) throw GafError("node '" + node.name + "' (" + node.op_type + "): " + bad);
 }
 
@@ -151,9 +150,8 @@ void infer_shapes(Graph& g, const AfterNodeHook& after_node) {
       if (n.inputs[i].empty()) continue;
       const Value& v = g.value(n.inputs[i]);
       if (!v.type.is_static())
-        throw GafError("node '" + n.name + "' (" + n.op_type + "): input '" + v.name +
-                       "' has non-static shape " + v.type.str() +
-                       " (bind its symbols, e.g. --dim NAME=VALUE)");
+        throw GafError("node '" + n.name + "' (" + n.op_type + "): input '" + v.name + "' has non-static shape " +
+                       v.type.str() + " (bind its symbols, e.g. --dim NAME=VALUE)");
       descs[i] = TensorDesc{v.type.dtype, v.type.shape()};
       types[i] = &descs[i];
       if (v.constant) values[i] = &*v.constant;

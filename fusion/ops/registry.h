@@ -28,8 +28,7 @@ struct TensorDesc {
 // the inputs the schema lists in `value_inputs`, their contents.
 class InferContext {
  public:
-  InferContext(const Node& node, std::vector<const TensorDesc*> in_types,
-               std::vector<const Tensor*> in_values);
+  InferContext(const Node& node, std::vector<const TensorDesc*> in_types, std::vector<const Tensor*> in_values);
 
   const Node& node() const { return node_; }
   const Attributes& attrs() const { return node_.attrs; }
@@ -77,9 +76,9 @@ struct OpSchema {
   // Optional: an input of indices into another input along an axis (Gather's), which every
   // executor checks before the node runs (runtime/index_range.h): the algorithm clamps.
   struct IndexInput {
-    int indices = 1;                  // the input holding the indices
-    int data = 0;                     // the input they index
-    std::string axis_attr = "axis";   // the attribute naming the axis (default 0, negative from the end)
+    int indices = 1;                 // the input holding the indices
+    int data = 0;                    // the input they index
+    std::string axis_attr = "axis";  // the attribute naming the axis (default 0, negative from the end)
   };
   std::optional<IndexInput> index_input;
 

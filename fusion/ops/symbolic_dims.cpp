@@ -26,8 +26,7 @@ bool SymbolicDims::reads_symbolic(const Graph& g, const Node& n) {
   return false;
 }
 
-SymbolicDims::PointInputs SymbolicDims::inputs_at(const Graph& g, const Node& n, size_t p,
-                                                  bool all_constants) const {
+SymbolicDims::PointInputs SymbolicDims::inputs_at(const Graph& g, const Node& n, size_t p, bool all_constants) const {
   const OpSchema& schema = OpRegistry::global().get(n);
   const SymBindings& point = sampler_.points()[p];
   PointInputs r;

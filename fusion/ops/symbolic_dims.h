@@ -18,8 +18,8 @@ namespace gaf {
 
 // Evaluates one node on constant inputs (the executor; injected so that the math stays in the
 // op library). prepare_graph's NodeEvaluator is the same type.
-using NodeEvaluatorFn = std::function<std::vector<Tensor>(
-    const Node&, const std::vector<const Tensor*>&, const std::vector<const TensorDesc*>&)>;
+using NodeEvaluatorFn = std::function<std::vector<Tensor>(const Node&, const std::vector<const Tensor*>&,
+                                                          const std::vector<const TensorDesc*>&)>;
 
 class SymbolicDims {
  public:

@@ -17,8 +17,8 @@ namespace {
 int64_t diagonal_offset(const InferContext& c) {
   if (!c.has_input(1)) return 0;
   const Tensor& k = c.value(1);
-  c.check(k.numel() == 1 && k.dtype() == DType::Int64, "k must be one int64, got " +
-                                                           std::to_string(k.numel()) + " elements");
+  c.check(k.numel() == 1 && k.dtype() == DType::Int64,
+          "k must be one int64, got " + std::to_string(k.numel()) + " elements");
   return k.as_int(0);
 }
 

@@ -62,10 +62,14 @@ void add_clip(OpRegistry& r) {
       std::vector<Expr> zero(b.in(i).rank(), Expr(0));
       return cast(t, b.in(i)(zero));
     };
-    if (b.has_input(1)) x = max(x, scalar(1));
-    else if (b.attrs().has("min")) x = max(x, cast(t, b.attrs().get_float("min", 0)));
-    if (b.has_input(2)) x = min(x, scalar(2));
-    else if (b.attrs().has("max")) x = min(x, cast(t, b.attrs().get_float("max", 0)));
+    if (b.has_input(1))
+      x = max(x, scalar(1));
+    else if (b.attrs().has("min"))
+      x = max(x, cast(t, b.attrs().get_float("min", 0)));
+    if (b.has_input(2))
+      x = min(x, scalar(2));
+    else if (b.attrs().has("max"))
+      x = min(x, cast(t, b.attrs().get_float("max", 0)));
     b.define_output(0, v, x);
   };
   r.add(std::move(s));
@@ -112,8 +116,8 @@ void add_dropout(OpRegistry& r) {
     // The mask is drawn at compile time for the whole tensor, so its extents must be known.
     c.check(b.in(0).is_static(), "training-mode Dropout needs static extents (its mask is a constant)");
     Tensor mask(DType::Bool, b.in(0).shape);
-    std::vector<uint8_t> keep = numpy_dropout_keep_mask(
-        static_cast<uint32_t>(b.attrs().get_int("seed", 0)), mask.numel(), ratio);
+    std::vector<uint8_t> keep =
+        numpy_dropout_keep_mask(static_cast<uint32_t>(b.attrs().get_int("seed", 0)), mask.numel(), ratio);
     std::copy(keep.begin(), keep.end(), mask.data<uint8_t>());
     TensorFunc m = b.constant(mask, "mask");
     float scale = static_cast<float>(1.0 / (1.0 - ratio));
@@ -137,8 +141,7 @@ void register_unary_ops(OpRegistry& r) {
   add_unary_op(r, "Tanh", [](const BuildContext&, const Expr& x) { return tanh_f32(x); });
   add_unary_op(r, "Reciprocal", [](const BuildContext&, const Expr& x) { return f32(1.0f) / x; });
   add_unary_op(r, "Sigmoid", [](const BuildContext&, const Expr& x) { return sigmoid_f32(x); });
-  add_unary_op(r, "Relu",
-               [](const BuildContext&, const Expr& x) { return max(x, cast(x.type(), 0)); });
+  add_unary_op(r, "Relu", [](const BuildContext&, const Expr& x) { return max(x, cast(x.type(), 0)); });
   add_unary_op(r, "LeakyRelu", [](const BuildContext& b, const Expr& x) {
     float alpha = b.attrs().get_float("alpha", 0.01f);
     return select(x >= 0, x, x * alpha);
@@ -158,9 +161,7 @@ void register_unary_ops(OpRegistry& r) {
   });
   add_unary_op(r, "Not", [](const BuildContext&, const Expr& x) { return from_bool(!as_bool(x)); });
   add_unary_op(
-      r, "Cast",
-      [](const BuildContext& b, const Expr& x) { return cast_expr(b.out_desc(0).dtype, x); },
-      cast_target);
+      r, "Cast", [](const BuildContext& b, const Expr& x) { return cast_expr(b.out_desc(0).dtype, x); }, cast_target);
   add_clip(r);
   add_dropout(r);
 }

@@ -24,7 +24,8 @@ Window window_of(const InferContext& c, const Shape& in, const std::vector<int64
   w.strides = a.get_ints("strides", std::vector<int64_t>(n, 1));
   w.dilations = a.get_ints("dilations", std::vector<int64_t>(n, 1));
   c.check(w.strides.size() == n, "strides " + ints_str(w.strides) + " must have " + std::to_string(n) + " values");
-  c.check(w.dilations.size() == n, "dilations " + ints_str(w.dilations) + " must have " + std::to_string(n) + " values");
+  c.check(w.dilations.size() == n,
+          "dilations " + ints_str(w.dilations) + " must have " + std::to_string(n) + " values");
   for (size_t d = 0; d < n; ++d) {
     c.check(kernel[d] >= 1, "kernel_shape " + ints_str(kernel) + " has an empty axis");
     c.check(w.strides[d] >= 1, "strides " + ints_str(w.strides) + " must be positive");

@@ -34,8 +34,7 @@ bool is_float_matrix(const Tensor* t) { return t && t->dtype() == DType::Float32
 // into it; empty when it can.
 std::string why_not(const GraphView& v, const Node& bn, const Node& mm) {
   for (size_t i = 1; i < bn.outputs.size(); ++i)
-    if (!bn.outputs[i].empty())
-      return "it outputs running statistics (training mode)";
+    if (!bn.outputs[i].empty()) return "it outputs running statistics (training mode)";
   if (bn.attrs.get_int("training_mode", 0) != 0) return "it runs in training mode (batch statistics)";
   for (int i = 1; i < 5; ++i)
     if (!v.constant(bn.inputs[i]))
@@ -97,8 +96,7 @@ std::pair<std::string, std::string> folded_constants(Graph& g, const GraphView& 
   for (int64_t m = 0; m < rows; ++m)
     for (int64_t c = 0; c < C; ++c) {
       double cv = cten ? beta_gemm * cten->as_double(m * cshape[1] + (cshape[1] == 1 ? 0 : c)) : 0.0;
-      bias.data<float>()[m * C + c] =
-          static_cast<float>((cv - mean.as_double(c)) * s[c] + beta.as_double(c));
+      bias.data<float>()[m * C + c] = static_cast<float>((cv - mean.as_double(c)) * s[c] + beta.as_double(c));
     }
 
   std::string wname = g.fresh_name(mm.inputs[1] + "_bn_folded"), bname = g.fresh_name(bn.name + "_folded_bias");
@@ -119,7 +117,8 @@ std::pair<std::string, std::string> folded_conv_constants(Graph& g, const GraphV
   const Tensor* b = conv.inputs.size() > 2 && !conv.inputs[2].empty() ? v.constant(conv.inputs[2]) : nullptr;
   Tensor bias(DType::Float32, {O});
   for (int64_t o = 0; o < O; ++o)
-    bias.data<float>()[o] = static_cast<float>(((b ? b->as_double(o) : 0.0) - mean.as_double(o)) * s[o] + beta.as_double(o));
+    bias.data<float>()[o] =
+        static_cast<float>(((b ? b->as_double(o) : 0.0) - mean.as_double(o)) * s[o] + beta.as_double(o));
   std::string wname = g.fresh_name(conv.inputs[1] + "_bn_folded"), bname = g.fresh_name(bn.name + "_folded_bias");
   g.add_initializer(wname, std::move(wf));
   g.add_initializer(bname, std::move(bias));
@@ -149,14 +148,15 @@ class BatchNormFoldRule : public FusionRule {
         continue;
       const Node& mm = v.node(p);
       const bool skip = skipped(bn) || skipped(mm);
-      std::string why = skip ? "node " + quoted(skipped(bn) ? bn.name : mm.name) + " is skipped by the user"
-                             : why_not(v, bn, mm);
+      std::string why =
+          skip ? "node " + quoted(skipped(bn) ? bn.name : mm.name) + " is skipped by the user" : why_not(v, bn, mm);
       if (!why.empty()) {
-        log.refused.push_back(RefusedMerge{
-            skip ? reason::kSkipped : reason::kNoFold,
-            "cannot fold BatchNormalization " + quoted(bn.name) + " into " + quoted(mm.name) + ": " + why +
-                "; it stays a BatchNormalization (normalization group)",
-            kRuleName, {mm.name, bn.name}});
+        log.refused.push_back(RefusedMerge{skip ? reason::kSkipped : reason::kNoFold,
+                                           "cannot fold BatchNormalization " + quoted(bn.name) + " into " +
+                                               quoted(mm.name) + ": " + why +
+                                               "; it stays a BatchNormalization (normalization group)",
+                                           kRuleName,
+                                           {mm.name, bn.name}});
         continue;
       }
       removed.insert({p, b});

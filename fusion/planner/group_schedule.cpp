@@ -6,7 +6,6 @@
 #include <queue>
 #include <unordered_set>
 
-
 namespace gaf {
 
 GroupSchedule::GroupSchedule(const GraphView& v, const PeakMemoryModel& model, const std::vector<int>& group_of,
@@ -37,7 +36,8 @@ GroupSchedule::GroupSchedule(const GraphView& v, const PeakMemoryModel& model, c
     interval_[i] = interval_after(none, group_of, static_cast<int>(i));
     if (interval_[i].from >= 0) tree_add(interval_[i].from, interval_[i].to, vals_[i].bytes);
   }
-  for (size_t s = 0; s < order_.size(); ++s) tree_add(static_cast<int>(s), static_cast<int>(s), internal_bytes_(order_[s]));
+  for (size_t s = 0; s < order_.size(); ++s)
+    tree_add(static_cast<int>(s), static_cast<int>(s), internal_bytes_(order_[s]));
 }
 
 void GroupSchedule::tree_add(int node, int l, int r, int lo, int hi, int64_t d) {
@@ -77,7 +77,8 @@ int64_t GroupSchedule::internal_of(const Trial& t, int group) const {
 
 // A value is stored when a group other than its producer's reads it, or it is a graph output;
 // it is live from its producer's step to its last reader's (graph outputs: to the end).
-GroupSchedule::Interval GroupSchedule::interval_after(const Trial& t, const std::vector<int>& group_of, int value) const {
+GroupSchedule::Interval GroupSchedule::interval_after(const Trial& t, const std::vector<int>& group_of,
+                                                      int value) const {
   const ValueUse& val = vals_[value];
   const int home = group_after(t, group_of, val.producer);
   int last = -1;
@@ -227,8 +228,10 @@ GroupSchedule::Trial GroupSchedule::try_merge(const std::set<int>& members, int 
     lo = std::min(lo, step_of_[m]);
     hi = std::max(hi, step_of_[m]);
   }
-  if (hi - lo < kKahnWindow) place_by_kahn(t, lo, hi, group_of, nodes_of);
-  else place_around(t, lo, hi, group_of, nodes_of);
+  if (hi - lo < kKahnWindow)
+    place_by_kahn(t, lo, hi, group_of, nodes_of);
+  else
+    place_around(t, lo, hi, group_of, nodes_of);
   apply(t, 1, false, group_of, nodes_of);
   auto [peak, at] = tree_max();
   apply(t, -1, false, group_of, nodes_of);

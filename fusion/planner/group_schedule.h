@@ -48,20 +48,21 @@ class GroupSchedule {
 
   // A merge tried but not yet committed.
   struct Trial {
-    int id = -1;                          // the merged group's id
-    std::set<int> members;                // the groups merged
-    int64_t internal = 0;                 // the merged group's internal root buffers
-    std::unordered_map<int, int> moved;   // group -> its new step (members: -1; the merged group too)
-    int64_t peak = 0;                     // the grouping's predicted peak once merged
-    int peak_group = -1;                  // the group running at that peak
-    int64_t peak_internal = 0;            // its internal root buffers
+    int id = -1;                         // the merged group's id
+    std::set<int> members;               // the groups merged
+    int64_t internal = 0;                // the merged group's internal root buffers
+    std::unordered_map<int, int> moved;  // group -> its new step (members: -1; the merged group too)
+    int64_t peak = 0;                    // the grouping's predicted peak once merged
+    int peak_group = -1;                 // the group running at that peak
+    int64_t peak_internal = 0;           // its internal root buffers
   };
   // Merging the groups `members` into one group `id` with `internal` bytes of internal root
   // buffers. `group_of` is the planner's node -> group before the merge; `nodes_of(g)` lists a
   // group's nodes. The members must not form a cycle with the rest (the planner checks first).
   Trial try_merge(const std::set<int>& members, int id, int64_t internal, const std::vector<int>& group_of,
                   const std::function<const std::set<int>&(int)>& nodes_of);
-  void commit(const Trial& t, const std::vector<int>& group_of, const std::function<const std::set<int>&(int)>& nodes_of);
+  void commit(const Trial& t, const std::vector<int>& group_of,
+              const std::function<const std::set<int>&(int)>& nodes_of);
   // The stored values live while `t.peak_group` runs, largest first (for the refusal sentence).
   std::vector<std::pair<std::string, int64_t>> live_at_peak(const Trial& t, const std::vector<int>& group_of) const;
 
@@ -90,12 +91,12 @@ class GroupSchedule {
 
   const GraphView& v_;
   std::function<int64_t(int)> internal_bytes_;
-  const std::vector<ValueUse>& vals_;  // the model's
+  const std::vector<ValueUse>& vals_;              // the model's
   std::vector<Interval> interval_;                 // per value, in the current order
   std::vector<std::vector<int>> produced_, read_;  // node -> indices into vals_
-  std::vector<int> order_;    // step -> group id (-1: a hole)
-  std::vector<int> step_of_;  // group id -> step (-1: not live)
-  std::vector<int> first_;    // group id -> topological position of its earliest node
+  std::vector<int> order_;                         // step -> group id (-1: a hole)
+  std::vector<int> step_of_;                       // group id -> step (-1: not live)
+  std::vector<int> first_;                         // group id -> topological position of its earliest node
   int leaves_ = 1;
   std::vector<int64_t> max_, add_;  // per tree node: max of its range (adds below included), pending add
 };

@@ -79,11 +79,12 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
   std::vector<std::string> done;
   GraphView v(g);
   std::map<std::string, std::vector<Branch>> by_input;  // activation -> branches (graph order)
-  std::vector<std::string> activations;                  // by_input's keys in graph order
+  std::vector<std::string> activations;                 // by_input's keys in graph order
   const std::set<int> gated = gated_matmuls(v);
   for (int i : v.topo_order()) {
     Branch b;
-    if (!gated.count(i) && branch_of(g, v, i, &b) && !skipped(v.node(b.matmul)) && (b.add < 0 || !skipped(v.node(b.add)))) {
+    if (!gated.count(i) && branch_of(g, v, i, &b) && !skipped(v.node(b.matmul)) &&
+        (b.add < 0 || !skipped(v.node(b.add)))) {
       const std::string& a = v.node(i).inputs[0];
       if (!by_input.count(a)) activations.push_back(a);
       const auto& first = by_input[a];
@@ -117,8 +118,7 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
     }
     std::string base = v.node(branches[0].matmul).name + "/horizontal";
     std::string w = g.fresh_name(base + "_weight"), bias = g.fresh_name(base + "_bias"),
-                mm = g.fresh_name(base + "_mm"), add = g.fresh_name(base + "_add"),
-                axes = g.fresh_name(base + "_axes");
+                mm = g.fresh_name(base + "_mm"), add = g.fresh_name(base + "_add"), axes = g.fresh_name(base + "_axes");
     g.add_initializer(w, concat_columns(ws));
     g.add_initializer(axes, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{-1}));
     add_untyped_value(g, mm);
@@ -141,8 +141,8 @@ std::vector<std::string> fuse_horizontal_matmuls(Graph& g, const std::function<b
       std::string starts = g.fresh_name(base + "_starts"), ends = g.fresh_name(base + "_ends");
       g.add_initializer(starts, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{off}));
       g.add_initializer(ends, Tensor::from_values(DType::Int64, {1}, std::vector<int64_t>{off + splits[i]}));
-      added.push_back(Node{base + "/Slice_" + std::to_string(i), "Slice", {}, {wide_out, starts, ends, axes},
-                           {branches[i].out}});
+      added.push_back(
+          Node{base + "/Slice_" + std::to_string(i), "Slice", {}, {wide_out, starts, ends, axes}, {branches[i].out}});
       off += splits[i];
     }
     int64_t wide = 0;
@@ -186,14 +186,13 @@ class HorizontalMatMulRule : public PatternRule {
                     (Pattern("MatMul") >> Pattern("Add").with_const().where(read_by_slices)) |
                         Pattern("MatMul").where(read_by_slices)) {}
   void rewrite(Graph& g, const std::function<bool(const Node&)>& skipped, RewriteLog& log) const override {
-    for (std::string& line : fuse_horizontal_matmuls(g, skipped, &log.source_nodes)) log.applied.push_back(std::move(line));
+    for (std::string& line : fuse_horizontal_matmuls(g, skipped, &log.source_nodes))
+      log.applied.push_back(std::move(line));
   }
 };
 
 }  // namespace
 
-std::shared_ptr<const FusionRule> make_horizontal_matmul_rule() {
-  return std::make_shared<HorizontalMatMulRule>();
-}
+std::shared_ptr<const FusionRule> make_horizontal_matmul_rule() { return std::make_shared<HorizontalMatMulRule>(); }
 
 }  // namespace gaf

@@ -96,7 +96,9 @@ KernelSpec describe_kernel(const GraphView& v, const FusionGroup& grp) {
     for (const auto& [role, node] : grp.roles)
       if (node == idx) m.role = role;
     m.layout = cls == OpClass::Injective || cls == OpClass::Opaque;
-    auto rank = [&](size_t i) { return i < n.inputs.size() && !n.inputs[i].empty() ? g.value(n.inputs[i]).type.dims.size() : 0; };
+    auto rank = [&](size_t i) {
+      return i < n.inputs.size() && !n.inputs[i].empty() ? g.value(n.inputs[i]).type.dims.size() : 0;
+    };
     // Gemm's operands are 2-D by definition, so both ranks >= 2 covers it.
     m.tiled_matmul = cls == OpClass::MatMul && rank(0) >= 2 && rank(1) >= 2;
     m.tiled_conv = n.op_type == "Conv";

@@ -45,8 +45,8 @@ std::string layout_prologue_refusal(const GraphView& v, const std::set<int>& cha
       into_b = into_b || (v.node(matmul).inputs.size() > 1 && v.node(matmul).inputs[1] == o);
   for (int n : chain) {
     const Node& node = v.node(n);
-    const std::string why = "'" + node.name + "' would be recomputed inside MatMul '" + v.node(matmul).name +
-                            "''s reduction loop";
+    const std::string why =
+        "'" + node.name + "' would be recomputed inside MatMul '" + v.node(matmul).name + "''s reduction loop";
     const std::string& op = node.op_type;
     if (op == "Transpose") {
       if (moves_innermost(v.graph(), node) && !into_b) return why + " (it moves the innermost axis of A)";

@@ -145,8 +145,7 @@ bool Pattern::Step::checks_pass(const GraphView& g, int node, const std::string&
         continue;
       }
       std::optional<double> v = g.scalar_constant(in);
-      if (v && std::fabs(*v - *const_value) <= rel_tol * std::max(1e-30, std::fabs(*const_value)))
-        found = true;
+      if (v && std::fabs(*v - *const_value) <= rel_tol * std::max(1e-30, std::fabs(*const_value))) found = true;
     }
     if (!found) return false;
   }
@@ -156,8 +155,8 @@ bool Pattern::Step::checks_pass(const GraphView& g, int node, const std::string&
 }
 
 // Backward search from the last step: candidate node sequences by kind and data flow only.
-void Pattern::collect(const GraphView& g, const Chain& c, int step, int node,
-                      std::vector<int>& rev, std::vector<std::vector<int>>& out) const {
+void Pattern::collect(const GraphView& g, const Chain& c, int step, int node, std::vector<int>& rev,
+                      std::vector<std::vector<int>>& out) const {
   if (!c[step].kind_matches(g, node)) return;
   if (std::find(rev.begin(), rev.end(), node) != rev.end()) return;
   rev.push_back(node);

@@ -27,7 +27,7 @@ class GraphView {
   const Graph& graph() const { return g_; }
   const Node& node(int i) const { return g_.nodes()[i]; }
   int num_nodes() const { return static_cast<int>(g_.nodes().size()); }
-  int producer(const std::string& value) const;            // -1 for inputs / constants
+  int producer(const std::string& value) const;  // -1 for inputs / constants
   const std::vector<int>& consumers(const std::string& value) const;
   bool is_graph_output(const std::string& value) const;
   OpClass op_class(int node) const;
@@ -47,7 +47,7 @@ class GraphView {
 };
 
 struct PatternMatch {
-  std::vector<int> nodes;  // one node per step, in chain order
+  std::vector<int> nodes;           // one node per step, in chain order
   std::map<MemberRole, int> roles;  // the nodes of the steps marked with as()
 };
 
@@ -79,7 +79,7 @@ class Pattern {
 
  private:
   struct Step {
-    std::string op_type;                // "" = not by type
+    std::string op_type;  // "" = not by type
     std::optional<OpClass> op_class;
     bool any = false;
     bool needs_const = false;
@@ -88,8 +88,7 @@ class Pattern {
     std::vector<Predicate> predicates;
     std::optional<MemberRole> role;
     bool kind_matches(const GraphView& g, int node) const;
-    bool checks_pass(const GraphView& g, int node, const std::string& chain_input,
-                     const PatternMatch& so_far) const;
+    bool checks_pass(const GraphView& g, int node, const std::string& chain_input, const PatternMatch& so_far) const;
     std::string str() const;
   };
   using Chain = std::vector<Step>;

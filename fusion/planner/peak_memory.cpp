@@ -52,8 +52,7 @@ std::vector<int> PeakMemoryModel::execution_order(const std::vector<int>& group_
 }
 
 PeakMemoryModel::Peak PeakMemoryModel::peak(const std::vector<int>& group_of,
-                                            const std::function<int64_t(int)>& internal_bytes,
-                                            bool with_live) const {
+                                            const std::function<int64_t(int)>& internal_bytes, bool with_live) const {
   std::vector<int> order = execution_order(group_of);
   std::vector<int> step(group_of.empty() ? 0 : *std::max_element(group_of.begin(), group_of.end()) + 1, -1);
   for (size_t s = 0; s < order.size(); ++s) step[order[s]] = static_cast<int>(s);

@@ -44,9 +44,9 @@ class PeakMemoryModel {
 
   struct Peak {
     int64_t bytes = 0;
-    int group = -1;  // the group running at the peak
+    int group = -1;                                     // the group running at the peak
     std::vector<std::pair<std::string, int64_t>> live;  // stored values live then, largest first
-    int64_t internal = 0;                                // the group's internal root buffers
+    int64_t internal = 0;                               // the group's internal root buffers
   };
   // `internal_bytes(id)` = bytes of group id's internal root buffers. `with_live` fills Peak::live.
   Peak peak(const std::vector<int>& group_of, const std::function<int64_t(int)>& internal_bytes,

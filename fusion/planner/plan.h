@@ -14,35 +14,35 @@ namespace gaf {
 
 // The five fusion kinds of graph-autofusion, plus "single" for a node left on its own.
 enum class FusionKind { Elementwise, MatMulEpilogue, Normalization, HorizontalMatMul, CommCompute, Custom, Single };
-const char* fusion_kind_name(FusionKind k);        // "elementwise", "matmul_epilogue", ...
+const char* fusion_kind_name(FusionKind k);  // "elementwise", "matmul_epilogue", ...
 bool parse_fusion_kind(const std::string& s, FusionKind* out);
-std::vector<std::string> fusion_kind_names();       // the user-facing kinds (not "single")
+std::vector<std::string> fusion_kind_names();  // the user-facing kinds (not "single")
 
 // How a member's Func is computed inside the group's pipeline.
 enum class ComputeDecision { Inline, ComputeAt, Root };
 const char* compute_decision_name(ComputeDecision d);  // "inline", "compute_at", "root"
 
 struct FuncDecision {
-  std::string value;      // the node output (or "<node>:<stage>") the decision is about
+  std::string value;  // the node output (or "<node>:<stage>") the decision is about
   ComputeDecision decision = ComputeDecision::Inline;
-  std::string at;         // for compute_at: the consumer and loop level, e.g. "y@row"
-  std::string reason;     // one short sentence
+  std::string at;      // for compute_at: the consumer and loop level, e.g. "y@row"
+  std::string reason;  // one short sentence
 };
 
 struct FusionGroup {
   int id = -1;
   FusionKind kind = FusionKind::Single;
-  std::string rule;                    // rule that formed it ("generic" for op-class grouping)
-  bool grown = false;                  // a rule's group that generic grouping grew further
-  std::map<MemberRole, int> roles;     // node index (into Graph::nodes()) per role the rule matched
-  std::vector<int> nodes;              // indices into Graph::nodes(), in topological order
-  std::vector<std::string> inputs;     // values read from outside the group (incl. weights)
-  std::vector<std::string> outputs;    // values used outside the group or graph outputs
+  std::string rule;                  // rule that formed it ("generic" for op-class grouping)
+  bool grown = false;                // a rule's group that generic grouping grew further
+  std::map<MemberRole, int> roles;   // node index (into Graph::nodes()) per role the rule matched
+  std::vector<int> nodes;            // indices into Graph::nodes(), in topological order
+  std::vector<std::string> inputs;   // values read from outside the group (incl. weights)
+  std::vector<std::string> outputs;  // values used outside the group or graph outputs
   std::vector<FuncDecision> decisions;
-  int64_t bytes_unfused = 0;           // traffic if every member ran alone
-  int64_t bytes_fused = 0;             // traffic of the group run as one pipeline
-  std::string signature;               // kernel de-dup and schedule database key
-  KernelSpec kernel;                   // what its kernel is (kernel_spec.h), from describe_group
+  int64_t bytes_unfused = 0;  // traffic if every member ran alone
+  int64_t bytes_fused = 0;    // traffic of the group run as one pipeline
+  std::string signature;      // kernel de-dup and schedule database key
+  KernelSpec kernel;          // what its kernel is (kernel_spec.h), from describe_group
   int64_t bytes_saved() const { return bytes_unfused - bytes_fused; }
   int launches_saved() const { return static_cast<int>(nodes.size()) - 1; }
   // The rule as reports show it: "attention", or "attention+generic" when grown.
@@ -56,18 +56,18 @@ struct FusionGroup {
 // Why the planner refused a merge. The codes (reason_code_id) are stable: tests, docs and users
 // grep for them.
 enum class ReasonCode {
-  Cycle,          // GAF-NF002 would create a cycle
-  PeakMemory,     // GAF-NF003 would raise the predicted peak memory
-  Classes,        // GAF-NF004 op classes cannot fuse this way
-  DuplicateWork,  // GAF-NF005 would recompute expensive work
-  Shapes,         // GAF-NF006 incompatible shapes
-  NoFold,         // GAF-NF007 BatchNormalization not foldable into its MatMul/Gemm
-  GroupSize,      // GAF-NF010 group too large
-  Skipped,        // GAF-NF020 node skipped by the user
-  MeasuredSlower, // GAF-NF030 the group measured slower fused than its members run apart
+  Cycle,           // GAF-NF002 would create a cycle
+  PeakMemory,      // GAF-NF003 would raise the predicted peak memory
+  Classes,         // GAF-NF004 op classes cannot fuse this way
+  DuplicateWork,   // GAF-NF005 would recompute expensive work
+  Shapes,          // GAF-NF006 incompatible shapes
+  NoFold,          // GAF-NF007 BatchNormalization not foldable into its MatMul/Gemm
+  GroupSize,       // GAF-NF010 group too large
+  Skipped,         // GAF-NF020 node skipped by the user
+  MeasuredSlower,  // GAF-NF030 the group measured slower fused than its members run apart
 };
-const char* reason_code_id(ReasonCode c);   // "GAF-NF002"
-const char* reason_meaning(ReasonCode c);   // one sentence (docs/USER_GUIDE.md has the same table)
+const char* reason_code_id(ReasonCode c);  // "GAF-NF002"
+const char* reason_meaning(ReasonCode c);  // one sentence (docs/USER_GUIDE.md has the same table)
 std::vector<ReasonCode> all_reason_codes();
 
 // A legality verdict: allowed, or refused with a code and a sentence naming the nodes.
@@ -91,15 +91,15 @@ class MergeDecision {
 // A merge the planner considered and refused.
 struct RefusedMerge {
   ReasonCode code = ReasonCode::Cycle;
-  std::string message;   // a sentence naming the nodes
-  std::string rule;      // rule or "generic"
+  std::string message;             // a sentence naming the nodes
+  std::string rule;                // rule or "generic"
   std::vector<std::string> nodes;  // node names involved
 };
 
 struct FusionPlan {
-  std::vector<FusionGroup> groups;      // in execution order
+  std::vector<FusionGroup> groups;  // in execution order
   std::vector<RefusedMerge> refused;
-  std::vector<int> group_of_node;       // node index -> group id
+  std::vector<int> group_of_node;  // node index -> group id
   // Graph rewrites applied before grouping, one sentence each starting with its verb
   // ("Rewrote horizontal MatMul: ...", "Folded BatchNormalization 'bn' into 'mm' ...").
   std::vector<std::string> rewrites;

@@ -20,10 +20,10 @@ namespace {
 
 struct WorkGroup {
   FusionKind kind = FusionKind::Single;
-  std::string rule;     // the rule that formed it, "generic" for generic grouping, "" single
-  bool grown = false;   // a rule's group grown by generic merges
+  std::string rule;    // the rule that formed it, "generic" for generic grouping, "" single
+  bool grown = false;  // a rule's group grown by generic merges
   std::map<MemberRole, int> roles;
-  std::string label;    // the rule's kernel label (FusionRule::kernel_label), "" for none
+  std::string label;  // the rule's kernel label (FusionRule::kernel_label), "" for none
   std::set<int> nodes;
   bool alive = true;
   bool sealed = false;  // formed by a sealed rule (FusionRule::sealed)
@@ -104,8 +104,10 @@ class Planner {
     if (rule != "generic") key += "|" + msg;  // a rule's match: one refusal per reason given
     if (tracing()) spdlog::debug("planner: refused {} [{}] {}", reason_code_id(code), rule, msg);
     auto [it, fresh] = refused_index_.emplace(key, refused_.size());
-    if (fresh) refused_.push_back(r);
-    else refused_[it->second].message = msg;
+    if (fresh)
+      refused_.push_back(r);
+    else
+      refused_[it->second].message = msg;
   }
 
   std::set<int> succ_groups(int gi) const {
@@ -148,7 +150,8 @@ class Planner {
   int64_t internal_bytes(int gi) {
     auto it = internal_.find(gi);
     if (it != internal_.end()) return it->second;
-    return internal_[gi] = internal_root_bytes(v_, std::vector<int>(groups_[gi].nodes.begin(), groups_[gi].nodes.end()));
+    return internal_[gi] =
+               internal_root_bytes(v_, std::vector<int>(groups_[gi].nodes.begin(), groups_[gi].nodes.end()));
   }
   std::function<const std::set<int>&(int)> nodes_of() const {
     return [this](int gi) -> const std::set<int>& { return groups_[gi].nodes; };
@@ -168,10 +171,13 @@ class Planner {
     if (MergeDecision skip = check_skipped(nodes, what); !skip) return skip;
     if (static_cast<int>(nodes.size()) > opts_.max_group_size)
       return MergeDecision::refuse(reason::kGroupSize, what + " would make a group of " + std::to_string(nodes.size()) +
-                                                           " nodes (limit " + std::to_string(opts_.max_group_size) + ")");
+                                                           " nodes (limit " + std::to_string(opts_.max_group_size) +
+                                                           ")");
     if (creates_cycle(members))
-      return MergeDecision::refuse(reason::kCycle, what + " would create a cycle (a path leaves the group and re-enters it "
-                                                          "through another group)");
+      return MergeDecision::refuse(reason::kCycle,
+                                   what +
+                                       " would create a cycle (a path leaves the group and re-enters it "
+                                       "through another group)");
     allowed->members = members;
     const int id = static_cast<int>(groups_.size());  // the id merge() will give the group
     const int64_t merged_internal = internal_root_bytes(v_, nodes);
@@ -206,9 +212,11 @@ class Planner {
     std::string at = fused_at_peak ? "while the fused group runs" : "later, while another group runs";
     return MergeDecision::refuse(
         reason::kPeakMemory,
-        what + " would raise the predicted peak memory from " + std::to_string(unfused_peak_) + " to " + std::to_string(after) +
-            " bytes (" + at + ", " + (names.empty() ? "no stored values" : names) + (live.size() == 1 ? " is" : " are") +
-            " live" + (at_peak_internal > 0 ? " plus " + std::to_string(at_peak_internal) + " bytes of internal root buffers" : "") +
+        what + " would raise the predicted peak memory from " + std::to_string(unfused_peak_) + " to " +
+            std::to_string(after) + " bytes (" + at + ", " + (names.empty() ? "no stored values" : names) +
+            (live.size() == 1 ? " is" : " are") + " live" +
+            (at_peak_internal > 0 ? " plus " + std::to_string(at_peak_internal) + " bytes of internal root buffers"
+                                  : "") +
             ")");
   }
 
@@ -262,7 +270,9 @@ class Planner {
         if (groups_[group_of_[n]].kind != FusionKind::Single) taken = true;
       }
       if (taken) {  // an overlapping (earlier or larger) match won
-        if (tracing()) spdlog::debug("planner: rule {} match {} overlaps a group already formed", rule.name(), join_names(v_, nodes));
+        if (tracing())
+          spdlog::debug("planner: rule {} match {} overlaps a group already formed", rule.name(),
+                        join_names(v_, nodes));
         continue;
       }
       AllowedMerge allowed;
@@ -271,7 +281,9 @@ class Planner {
         refuse(d, rule.name(), nodes);
         continue;
       }
-      if (tracing()) spdlog::debug("planner: rule {} grouped {} ({})", rule.name(), join_names(v_, nodes, 64), fusion_kind_name(rule.kind()));
+      if (tracing())
+        spdlog::debug("planner: rule {} grouped {} ({})", rule.name(), join_names(v_, nodes, 64),
+                      fusion_kind_name(rule.kind()));
       WorkGroup& formed = groups_[merge(allowed, rule.kind(), rule.name(), false)];
       formed.sealed = rule.sealed();
       formed.roles = m.roles;
@@ -332,7 +344,8 @@ class Planner {
     // member can have such buffers.
     if (s > 0 && (!all_map(p) || !all_map(c))) {
       std::set<int> nodes = both_nodes(p, c);
-      s -= 2 * (internal_root_bytes(v_, std::vector<int>(nodes.begin(), nodes.end())) - internal_bytes(p) - internal_bytes(c));
+      s -= 2 * (internal_root_bytes(v_, std::vector<int>(nodes.begin(), nodes.end())) - internal_bytes(p) -
+                internal_bytes(c));
     }
     return s;
   }
@@ -366,8 +379,9 @@ class Planner {
     std::set<int> both = both_nodes(p, c);
     if (MergeDecision skip = check_skipped(std::vector<int>(both.begin(), both.end()), what); !skip) return skip;
     if (has_class(p, OpClass::Comm) || has_class(c, OpClass::Comm))
-      return MergeDecision::refuse(reason::kClasses, what + ": a collective runs through the communicator, not inside a "
-                                                           "kernel; only the comm_compute rule fuses work with it");
+      return MergeDecision::refuse(reason::kClasses, what +
+                                                         ": a collective runs through the communicator, not inside a "
+                                                         "kernel; only the comm_compute rule fuses work with it");
     if (all_map(p)) {
       for (int n : groups_[p].nodes)
         for (const std::string& o : v_.node(n).outputs)
@@ -383,15 +397,16 @@ class Planner {
             if (!v_.node(k).outputs.empty() && !v_.node(k).outputs[0].empty() &&
                 value_bytes(o) < value_bytes(v_.node(k).outputs[0]) &&
                 g_.value(o).type.dtype == g_.value(v_.node(k).outputs[0]).type.dtype)
-              return MergeDecision::refuse(reason::kShapes, what + ": '" + v_.node(n).name + "' " + g_.value(o).type.str() +
-                                                                " is broadcast by '" + v_.node(k).name +
-                                                                "'; inlined it would be recomputed for every output element");
+              return MergeDecision::refuse(reason::kShapes,
+                                           what + ": '" + v_.node(n).name + "' " + g_.value(o).type.str() +
+                                               " is broadcast by '" + v_.node(k).name +
+                                               "'; inlined it would be recomputed for every output element");
           }
       return MergeDecision::allow();
     }
     if (all_map(c)) return MergeDecision::allow();  // epilogue
-    return MergeDecision::refuse(reason::kClasses, what + ": a " + std::string(fusion_kind_name(groups_[p].kind)) + " group and a " +
-                                                       fusion_kind_name(groups_[c].kind) +
+    return MergeDecision::refuse(reason::kClasses, what + ": a " + std::string(fusion_kind_name(groups_[p].kind)) +
+                                                       " group and a " + fusion_kind_name(groups_[c].kind) +
                                                        " group cannot fuse (only elementwise/layout work fuses into "
                                                        "another group's prologue or epilogue)");
   }
@@ -530,7 +545,7 @@ class Planner {
   std::map<std::string, size_t> refused_index_;  // reason|rule|nodes -> index in refused_
   PeakMemoryModel memory_;
   std::optional<GroupSchedule> schedule_;  // the running order and live bytes (not with whole_graph_checks)
-  std::map<int, int64_t> internal_;  // group index -> internal root bytes
+  std::map<int, int64_t> internal_;        // group index -> internal root bytes
   // The limit of every merge: the unfused schedule's predicted peak. Not the current grouping's
   // peak: a merge that lowers it (a gated MLP that never stores its up projection) would
   // otherwise make later merges elsewhere that stay under the unfused peak fail (Llama at hidden

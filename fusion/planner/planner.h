@@ -14,14 +14,14 @@
 namespace gaf {
 
 struct PlannerOptions {
-  bool enabled = true;                      // false: every node its own group (--no-fusion)
+  bool enabled = true;  // false: every node its own group (--no-fusion)
   std::set<FusionKind> disabled_kinds;
   std::set<std::string> disabled_rules;
-  std::set<std::string> skip_nodes;         // node names or op types never fused
+  std::set<std::string> skip_nodes;  // node names or op types never fused
   // Nodes whose fused group measured slower than its members apart (gaf run --check-fusion),
   // each with the measurement as a sentence: never fused again, refused with GAF-NF030.
   std::map<std::string, std::string> keep_apart;
-  int max_group_size = 64;                  // nodes per group (CANN and Inductor use 64)
+  int max_group_size = 64;  // nodes per group (CANN and Inductor use 64)
   bool generic_grouping = true;
   // Generic grouping also merges where no traffic is saved (one launch fewer).
   bool fuse_for_launches = true;

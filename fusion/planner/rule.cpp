@@ -8,8 +8,7 @@
 
 namespace gaf {
 
-std::vector<RuleMatch> PatternRule::find(const GraphView& g,
-                                         const std::function<bool(int)>& available) const {
+std::vector<RuleMatch> PatternRule::find(const GraphView& g, const std::function<bool(int)>& available) const {
   std::vector<RuleMatch> out;
   for (const PatternMatch& m : pattern_.match_all(g)) {
     bool free = std::all_of(m.nodes.begin(), m.nodes.end(), available);

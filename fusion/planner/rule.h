@@ -14,7 +14,7 @@
 namespace gaf {
 
 struct RuleMatch {
-  std::vector<int> nodes;  // the group's nodes (any order)
+  std::vector<int> nodes;           // the group's nodes (any order)
   std::map<MemberRole, int> roles;  // what some of them are in the rule's pattern
 };
 
@@ -38,8 +38,7 @@ class FusionRule {
   int priority() const { return priority_; }  // higher first
   // Candidate groups in the graph among the nodes for which `available` holds (not yet in a
   // group); the planner checks legality and overlaps.
-  virtual std::vector<RuleMatch> find(const GraphView& g,
-                                      const std::function<bool(int)>& available) const = 0;
+  virtual std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const = 0;
   virtual std::string describe() const { return name_; }
   // What reports call the kernels of this rule's groups ("Attention", "LayerNorm"); empty: a
   // label made from the group's ops (KernelSpec::label).
@@ -69,8 +68,7 @@ class PatternRule : public FusionRule {
  public:
   PatternRule(std::string name, FusionKind kind, int priority, Pattern p)
       : FusionRule(std::move(name), kind, priority), pattern_(std::move(p)) {}
-  std::vector<RuleMatch> find(const GraphView& g,
-                              const std::function<bool(int)>& available) const override;
+  std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const override;
   std::string describe() const override { return name() + ": " + pattern_.str(); }
 
  private:

@@ -37,8 +37,7 @@ Pattern::Predicate same_reduction_as(int step) {
     if (step >= static_cast<int>(m.nodes.size())) return false;
     const Attributes& a = g.node(m.nodes[step]).attrs;
     const Attributes& b = g.node(node).attrs;
-    return a.get_ints("axes", {}) == b.get_ints("axes", {}) &&
-           a.get_int("keepdims", 1) == b.get_int("keepdims", 1) &&
+    return a.get_ints("axes", {}) == b.get_ints("axes", {}) && a.get_int("keepdims", 1) == b.get_int("keepdims", 1) &&
            g.node(node).inputs.size() == g.node(m.nodes[step]).inputs.size();
   };
 }
@@ -57,8 +56,7 @@ Pattern gelu_tanh_decomposed(int s) {
   // x^3 as Pow(x, 3), or as x * (x * x) (torch's gelu(approximate="tanh") exports it so).
   Pattern cube = Pattern("Pow").with_const(3.0) |
                  (Pattern("Mul").where(squares()) >> Pattern("Mul").where(reads_input_of_step(s, 0)));
-  Pattern core = cube >> Pattern("Mul").with_const(0.044715) >>
-                 Pattern("Add").where(reads_input_of_step(s, 0)) >>
+  Pattern core = cube >> Pattern("Mul").with_const(0.044715) >> Pattern("Add").where(reads_input_of_step(s, 0)) >>
                  Pattern("Mul").with_const(std::sqrt(2.0 / M_PI), 1e-3) >> Pattern("Tanh") >>
                  Pattern("Add").with_const(1.0);
   return (core >> Pattern("Mul").where(reads_input_of_step(s, 0)) >> Pattern("Mul").with_const(0.5)) |
@@ -80,8 +78,8 @@ Pattern attention_masks() {
 }
 
 Pattern activation(int s) {
-  return Pattern("Relu") | Pattern("Gelu") | Pattern("Sigmoid") | Pattern("Tanh") |
-         Pattern("LeakyRelu") | gelu_erf_decomposed(s) | gelu_tanh_decomposed(s);
+  return Pattern("Relu") | Pattern("Gelu") | Pattern("Sigmoid") | Pattern("Tanh") | Pattern("LeakyRelu") |
+         gelu_erf_decomposed(s) | gelu_tanh_decomposed(s);
 }
 
 }  // namespace gaf::patterns

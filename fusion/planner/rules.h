@@ -18,6 +18,6 @@ std::shared_ptr<const FusionRule> make_layernorm_moments_rule();
 std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule();
 std::shared_ptr<const FusionRule> make_softmax_decomposed_rule();
 std::shared_ptr<const FusionRule> make_norm_op_rule();
-std::shared_ptr<const FusionRule> make_batchnorm_fold_rule();         // batchnorm_fold.cpp (a rewrite)
+std::shared_ptr<const FusionRule> make_batchnorm_fold_rule();  // batchnorm_fold.cpp (a rewrite)
 
 }  // namespace gaf

@@ -65,7 +65,8 @@ class CommComputeRule : public FusionRule {
         norms_found = true;
       }
       std::string why;
-      match_at(v, a, [](int) { return true; }, norms, &why);
+      match_at(
+          v, a, [](int) { return true; }, norms, &why);
       if (!why.empty()) log.refused.push_back({ReasonCode::Shapes, why, name(), {v.node(a).name}});
     }
   }
@@ -103,7 +104,8 @@ class CommComputeRule : public FusionRule {
     if (comm_row_split_axis(full, ranks) < 0) {
       if (refusal)
         *refusal = "AllReduce '" + ar.name + "' " + shape_str(full) + ": its rows do not split into " +
-                   std::to_string(ranks) + " equal blocks for a reduce-scatter; it runs alone, and the work after it "
+                   std::to_string(ranks) +
+                   " equal blocks for a reduce-scatter; it runs alone, and the work after it "
                    "as kernels of their own";
       return std::nullopt;
     }
@@ -116,7 +118,9 @@ class CommComputeRule : public FusionRule {
       cur = g.node(c).outputs[0];
       return true;
     };
-    auto other_input = [&](const Node& n) { return n.inputs.size() == 2 ? (n.inputs[0] == cur ? n.inputs[1] : n.inputs[0]) : ""; };
+    auto other_input = [&](const Node& n) {
+      return n.inputs.size() == 2 ? (n.inputs[0] == cur ? n.inputs[1] : n.inputs[0]) : "";
+    };
     step([&](const Node& n) { return n.op_type == "Add" && g.constant(other_input(n)) != nullptr; });  // bias
     step([&](const Node& n) { return n.op_type == "Dropout" || n.op_type == "Identity"; });
     const bool residual = step([&](const Node& n) {
@@ -156,6 +160,5 @@ class CommComputeRule : public FusionRule {
 }  // namespace
 
 std::shared_ptr<const FusionRule> make_comm_compute_rule() { return std::make_shared<CommComputeRule>(); }
-
 
 }  // namespace gaf

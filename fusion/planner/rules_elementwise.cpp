@@ -14,11 +14,9 @@ namespace {
 
 class ElementwiseChainRule : public FusionRule {
  public:
-  ElementwiseChainRule()
-      : FusionRule("elementwise_chain", FusionKind::Elementwise, rule_priority::kElementwise) {}
+  ElementwiseChainRule() : FusionRule("elementwise_chain", FusionKind::Elementwise, rule_priority::kElementwise) {}
 
-  std::vector<RuleMatch> find(const GraphView& g,
-                              const std::function<bool(int)>& available) const override {
+  std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const override {
     auto eligible = [&](int n) {
       OpClass c = g.op_class(n);
       return available(n) && (c == OpClass::Elementwise || c == OpClass::Broadcast);
@@ -52,8 +50,6 @@ class ElementwiseChainRule : public FusionRule {
 
 }  // namespace
 
-std::shared_ptr<const FusionRule> make_elementwise_chain_rule() {
-  return std::make_shared<ElementwiseChainRule>();
-}
+std::shared_ptr<const FusionRule> make_elementwise_chain_rule() { return std::make_shared<ElementwiseChainRule>(); }
 
 }  // namespace gaf

@@ -41,8 +41,8 @@ class GatedMlpRule : public FusionRule {
     });
     // SiLU: x * Sigmoid(x); quick-GELU: x * Sigmoid(1.702 x).
     Pattern silu = Pattern("Sigmoid") >> Pattern("Mul").where(patterns::reads_step(0));
-    Pattern quick_gelu = Pattern("Mul").with_const(1.702, 1e-3) >> Pattern("Sigmoid") >>
-                         Pattern("Mul").where(patterns::reads_step(0));
+    Pattern quick_gelu =
+        Pattern("Mul").with_const(1.702, 1e-3) >> Pattern("Sigmoid") >> Pattern("Mul").where(patterns::reads_step(0));
     pattern_ = (mm >> silu >> gate_mul) | (mm >> quick_gelu >> gate_mul) | (mm >> patterns::activation(1) >> gate_mul);
   }
 

@@ -13,11 +13,10 @@ std::shared_ptr<const FusionRule> make_matmul_epilogue_rule() {
   Pattern bias = Pattern("Add").with_const();
   Pattern scale = Pattern("Mul").with_const() | Pattern("Div").with_const();
   Pattern residual = Pattern("Add");
-  Pattern p = (mm >> bias >> activation(2) >> residual) | (mm >> bias >> activation(2)) |
-              (mm >> bias >> residual) | (mm >> bias) | (mm >> activation(1)) |
-              (mm >> scale >> residual) | (mm >> scale);
-  return std::make_shared<PatternRule>("matmul_epilogue", FusionKind::MatMulEpilogue,
-                                       rule_priority::kMatMulEpilogue, p);
+  Pattern p = (mm >> bias >> activation(2) >> residual) | (mm >> bias >> activation(2)) | (mm >> bias >> residual) |
+              (mm >> bias) | (mm >> activation(1)) | (mm >> scale >> residual) | (mm >> scale);
+  return std::make_shared<PatternRule>("matmul_epilogue", FusionKind::MatMulEpilogue, rule_priority::kMatMulEpilogue,
+                                       p);
 }
 
 namespace {
@@ -41,8 +40,7 @@ std::shared_ptr<const FusionRule> make_attention_scores_rule() {
   Pattern scale = Pattern("Mul").with_const() | Pattern("Div").with_const();
   Pattern mask = patterns::attention_masks();
   Pattern softmax = Pattern("Softmax").where(softmax_over_last_axis());
-  Pattern p = (mm >> scale >> mask >> softmax) | (mm >> scale >> softmax) | (mm >> mask >> softmax) |
-              (mm >> softmax);
+  Pattern p = (mm >> scale >> mask >> softmax) | (mm >> scale >> softmax) | (mm >> mask >> softmax) | (mm >> softmax);
   return std::make_shared<PatternRule>("attention_scores", FusionKind::MatMulEpilogue,
                                        rule_priority::kNormalization + 50, p);
 }
@@ -61,9 +59,10 @@ std::shared_ptr<const FusionRule> make_attention_rule() {
     return g.node(node).inputs[0] == g.node(so_far.nodes.back()).outputs[0];  // probabilities as A
   });
   pv.as(MemberRole::Context);
-  Pattern p = (mm >> scale >> mask >> softmax >> pv) | (mm >> scale >> softmax >> pv) |
-              (mm >> mask >> softmax >> pv) | (mm >> softmax >> pv);
-  auto rule = std::make_shared<PatternRule>("attention", FusionKind::MatMulEpilogue, rule_priority::kNormalization + 60, p);
+  Pattern p = (mm >> scale >> mask >> softmax >> pv) | (mm >> scale >> softmax >> pv) | (mm >> mask >> softmax >> pv) |
+              (mm >> softmax >> pv);
+  auto rule =
+      std::make_shared<PatternRule>("attention", FusionKind::MatMulEpilogue, rule_priority::kNormalization + 60, p);
   rule->set_kernel_label("Attention");
   return rule;
 }
@@ -90,8 +89,8 @@ class MatMulNormRule : public FusionRule {
       int64_t axis = n.attrs.get_int("axis", -1);
       return axis == -1 || axis == rank - 1;  // normalised over the MatMul's columns only
     });
-    pattern_ = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) | (mm >> bias >> residual >> layernorm_op) |
-               (mm >> bias >> residual >> patterns::rmsnorm_decomposed(3)) |
+    pattern_ = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) |
+               (mm >> bias >> residual >> layernorm_op) | (mm >> bias >> residual >> patterns::rmsnorm_decomposed(3)) |
                (mm >> residual >> patterns::layernorm_decomposed(2)) | (mm >> residual >> layernorm_op) |
                (mm >> residual >> patterns::rmsnorm_decomposed(2));
     pattern_.allow_fanout();

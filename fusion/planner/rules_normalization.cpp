@@ -20,8 +20,7 @@ Pattern square(int input_step) {
 
 // x / sqrt(var + eps) as Div, or as Reciprocal then Mul; `numer_step` produced the numerator.
 Pattern scale_by_inverse_std(Pattern::Predicate reads_numerator) {
-  return Pattern("Div").where(reads_numerator) |
-         (Pattern("Reciprocal") >> Pattern("Mul").where(reads_numerator));
+  return Pattern("Div").where(reads_numerator) | (Pattern("Reciprocal") >> Pattern("Mul").where(reads_numerator));
 }
 
 Pattern with_affine_tail(const Pattern& core) {
@@ -37,8 +36,7 @@ namespace patterns {
 Pattern layernorm_decomposed(int first) {
   // steps: first ReduceMean(x), +1 Sub(x, mean), +2 square, +3 ReduceMean, +4 Add eps, +5 Sqrt,
   // +6.. scale, then the optional gamma and beta
-  Pattern core = Pattern("ReduceMean") >>
-                 Pattern("Sub").where(reads_input_of_step(first, 0)) >> square(first + 1) >>
+  Pattern core = Pattern("ReduceMean") >> Pattern("Sub").where(reads_input_of_step(first, 0)) >> square(first + 1) >>
                  Pattern("ReduceMean").where(same_reduction_as(first)) >> Pattern("Add").with_const() >>
                  Pattern("Sqrt") >> scale_by_inverse_std(reads_step(first + 1));
   return with_affine_tail(core);
@@ -68,15 +66,14 @@ std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule() {
 }
 
 std::shared_ptr<const FusionRule> make_softmax_decomposed_rule() {
-  Pattern stable = Pattern("ReduceMax") >> Pattern("Sub").where(reads_input_of_step(0, 0)) >>
-                   Pattern("Exp") >> Pattern("ReduceSum") >> Pattern("Div").where(reads_step(2));
+  Pattern stable = Pattern("ReduceMax") >> Pattern("Sub").where(reads_input_of_step(0, 0)) >> Pattern("Exp") >>
+                   Pattern("ReduceSum") >> Pattern("Div").where(reads_step(2));
   Pattern plain = Pattern("Exp") >> Pattern("ReduceSum") >> Pattern("Div").where(reads_step(0));
   // LogSoftmax expanded: x - max - log(sum(exp(x - max)))
-  Pattern log_stable = Pattern("ReduceMax") >> Pattern("Sub").where(reads_input_of_step(0, 0)) >>
-                       Pattern("Exp") >> Pattern("ReduceSum") >> Pattern("Log") >>
-                       Pattern("Sub").where(reads_step(1));
-  return std::make_shared<PatternRule>("softmax_decomposed", FusionKind::Normalization,
-                                       rule_priority::kNormalization, stable | log_stable | plain);
+  Pattern log_stable = Pattern("ReduceMax") >> Pattern("Sub").where(reads_input_of_step(0, 0)) >> Pattern("Exp") >>
+                       Pattern("ReduceSum") >> Pattern("Log") >> Pattern("Sub").where(reads_step(1));
+  return std::make_shared<PatternRule>("softmax_decomposed", FusionKind::Normalization, rule_priority::kNormalization,
+                                       stable | log_stable | plain);
 }
 
 namespace {
@@ -85,8 +82,7 @@ namespace {
 // Not a chain (x feeds three branches), so it is matched from the Div backwards in code.
 class MomentsLayerNormRule : public FusionRule {
  public:
-  MomentsLayerNormRule()
-      : FusionRule("layernorm_moments", FusionKind::Normalization, rule_priority::kNormalization) {
+  MomentsLayerNormRule() : FusionRule("layernorm_moments", FusionKind::Normalization, rule_priority::kNormalization) {
     set_kernel_label("LayerNorm");
   }
 
@@ -94,8 +90,7 @@ class MomentsLayerNormRule : public FusionRule {
     std::vector<RuleMatch> out;
     for (int d = 0; d < g.num_nodes(); ++d) {
       std::vector<int> nodes;
-      if (match_at(g, d, nodes) && std::all_of(nodes.begin(), nodes.end(), available))
-        out.push_back(RuleMatch{nodes});
+      if (match_at(g, d, nodes) && std::all_of(nodes.begin(), nodes.end(), available)) out.push_back(RuleMatch{nodes});
     }
     return out;
   }
@@ -122,8 +117,7 @@ class MomentsLayerNormRule : public FusionRule {
     int var = producer(g, veps, 0, "Sub");
     if (var < 0) return false;
     int ms = producer(g, var, 0, "ReduceMean"), sm = producer(g, var, 1, "Mul");
-    if (ms < 0 || sm < 0 || !same_inputs(g.node(sm)) || g.node(sm).inputs[0] != g.node(mean).outputs[0])
-      return false;
+    if (ms < 0 || sm < 0 || !same_inputs(g.node(sm)) || g.node(sm).inputs[0] != g.node(mean).outputs[0]) return false;
     int sq = producer(g, ms, 0, "Mul");
     if (sq < 0 || !same_inputs(g.node(sq)) || g.node(sq).inputs[0] != x) return false;
     nodes = {mean, sq, ms, sm, var, veps, sd, dev, div};
@@ -133,15 +127,12 @@ class MomentsLayerNormRule : public FusionRule {
 
 }  // namespace
 
-std::shared_ptr<const FusionRule> make_layernorm_moments_rule() {
-  return std::make_shared<MomentsLayerNormRule>();
-}
+std::shared_ptr<const FusionRule> make_layernorm_moments_rule() { return std::make_shared<MomentsLayerNormRule>(); }
 
 std::shared_ptr<const FusionRule> make_norm_op_rule() {
-  Pattern p = Pattern("LayerNormalization") | Pattern("Softmax") | Pattern("LogSoftmax") |
-              Pattern("BatchNormalization");
-  return std::make_shared<PatternRule>("norm_op", FusionKind::Normalization,
-                                       rule_priority::kNormalization - 1, p);
+  Pattern p =
+      Pattern("LayerNormalization") | Pattern("Softmax") | Pattern("LogSoftmax") | Pattern("BatchNormalization");
+  return std::make_shared<PatternRule>("norm_op", FusionKind::Normalization, rule_priority::kNormalization - 1, p);
 }
 
 }  // namespace gaf

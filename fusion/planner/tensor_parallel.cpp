@@ -26,15 +26,15 @@ struct Split {
 
 // What a region changes, applied only once the whole region is known to work.
 struct RegionEdits {
-  std::map<std::string, Split> split;                    // values split across ranks
+  std::map<std::string, Split> split;  // values split across ranks
   struct ConstSlice {
     int node, input, axis;
     int64_t blocks;
   };
-  std::vector<ConstSlice> slices;                        // constant operands each rank slices
+  std::vector<ConstSlice> slices;                                    // constant operands each rank slices
   std::map<std::pair<int, int>, std::vector<int64_t>> new_contents;  // (node, input) -> int64 constant
-  std::map<int, std::vector<int64_t>> new_split_attr;    // Split nodes with a `split` attribute
-  std::vector<int> row_parallel;                         // MatMuls followed by an AllReduce
+  std::map<int, std::vector<int64_t>> new_split_attr;                // Split nodes with a `split` attribute
+  std::vector<int> row_parallel;                                     // MatMuls followed by an AllReduce
   std::set<int> nodes;
 };
 
@@ -186,7 +186,9 @@ class RegionFinder {
       if (!o.empty()) mark(o, s);
   }
   std::vector<int64_t> constant_ints(int n, int input) const {
-    const Tensor* t = input < static_cast<int>(node(n).inputs.size()) ? v_.constant(node(n).inputs[static_cast<size_t>(input)]) : nullptr;
+    const Tensor* t = input < static_cast<int>(node(n).inputs.size())
+                          ? v_.constant(node(n).inputs[static_cast<size_t>(input)])
+                          : nullptr;
     if (!t) fail(n, "input " + std::to_string(input) + " is not a constant");
     return t->to_int_vector();
   }
@@ -310,16 +312,19 @@ class RegionFinder {
     // A fused projection viewed as [.., parts, heads, d] (ViT's qkv): slice its weight per part.
     if (!o && s.blocks == 1 && s.origin >= 0)
       if (int64_t parts = fused_parts(in, out, s, P_); parts > 1) throw NeedBlocks{s.origin, parts};
-    if (!o) fail(n, "the split axis (extent " + std::to_string(in[static_cast<size_t>(s.axis)]) +
-                        ") does not map onto an output axis that " + std::to_string(P_) + " ranks divide");
+    if (!o)
+      fail(n, "the split axis (extent " + std::to_string(in[static_cast<size_t>(s.axis)]) +
+                  ") does not map onto an output axis that " + std::to_string(P_) + " ranks divide");
     if (nd.op_type == "Reshape") {
       std::vector<int64_t> shape = constant_ints(n, 1);
       if (shape.size() != out.size()) fail(n, "shape constant of unexpected length");
       for (size_t j = 0; j < shape.size(); ++j) {
         const bool copies_split = shape[j] == 0 && static_cast<int>(j) == s.axis;
         if (static_cast<int>(j) == o->axis) {
-          if (shape[j] > 0) shape[j] /= P_;
-          else if (shape[j] == 0 && !copies_split) fail(n, "the split output axis copies an unsplit input axis");
+          if (shape[j] > 0)
+            shape[j] /= P_;
+          else if (shape[j] == 0 && !copies_split)
+            fail(n, "the split output axis copies an unsplit input axis");
         } else if (copies_split) {
           fail(n, "an unsplit output axis copies the split input axis");
         }
@@ -341,8 +346,10 @@ class RegionFinder {
     const int k = axis - (R - static_cast<int>(shape.size()));
     if (k >= 0) {
       const int64_t full = shape_of(g_, nd.inputs[0])[static_cast<size_t>(s.axis)];
-      if (shape[static_cast<size_t>(k)] == full) shape[static_cast<size_t>(k)] = full / P_;
-      else if (shape[static_cast<size_t>(k)] != 1) fail(n, "expands the split axis");
+      if (shape[static_cast<size_t>(k)] == full)
+        shape[static_cast<size_t>(k)] = full / P_;
+      else if (shape[static_cast<size_t>(k)] != 1)
+        fail(n, "expands the split axis");
       e_.new_contents[{n, 1}] = shape;
     }
     set_outputs(n, Split{axis, s.blocks, s.origin});
@@ -356,8 +363,10 @@ class RegionFinder {
     if (axis != s.axis) return set_outputs(n, s);
     const int64_t parts = static_cast<int64_t>(nd.outputs.size());
     std::vector<int64_t> sizes;
-    if (nd.inputs.size() > 1 && !nd.inputs[1].empty()) sizes = constant_ints(n, 1);
-    else sizes = nd.attrs.get_ints("split", {});
+    if (nd.inputs.size() > 1 && !nd.inputs[1].empty())
+      sizes = constant_ints(n, 1);
+    else
+      sizes = nd.attrs.get_ints("split", {});
     const int64_t full = shape_of(g_, nd.inputs[0])[static_cast<size_t>(axis)];
     for (int64_t size : sizes)
       if (size * parts != full) fail(n, "splits the split axis into unequal parts");
@@ -365,12 +374,15 @@ class RegionFinder {
     // per part instead. Parts that are fewer than the ranks' share (repeat_interleave's export
     // splits the K/V heads one by one) cannot be.
     if (s.blocks == 1 && parts > 1 && s.origin >= 0 && full % (parts * P_) == 0) throw NeedBlocks{s.origin, parts};
-    if (s.blocks != parts) fail(n, "splits the split axis into " + std::to_string(parts) + " parts, not its " +
-                                       std::to_string(s.blocks) + " blocks");
+    if (s.blocks != parts)
+      fail(n, "splits the split axis into " + std::to_string(parts) + " parts, not its " + std::to_string(s.blocks) +
+                  " blocks");
     if (!sizes.empty()) {
       for (int64_t& size : sizes) size /= P_;
-      if (nd.inputs.size() > 1 && !nd.inputs[1].empty()) e_.new_contents[{n, 1}] = sizes;
-      else e_.new_split_attr[n] = sizes;
+      if (nd.inputs.size() > 1 && !nd.inputs[1].empty())
+        e_.new_contents[{n, 1}] = sizes;
+      else
+        e_.new_split_attr[n] = sizes;
     }
     set_outputs(n, Split{s.axis, 1, s.origin});
   }
@@ -383,12 +395,14 @@ class RegionFinder {
     const Shape in = shape_of(g_, nd.inputs[0]);
     const std::vector<int64_t> starts = constant_ints(n, 1), ends = constant_ints(n, 2);
     std::vector<int64_t> axes, steps;
-    if (nd.inputs.size() > 3 && !nd.inputs[3].empty()) axes = constant_ints(n, 3);
+    if (nd.inputs.size() > 3 && !nd.inputs[3].empty())
+      axes = constant_ints(n, 3);
     else
       for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
     if (nd.inputs.size() > 4 && !nd.inputs[4].empty()) steps = constant_ints(n, 4);
     for (size_t k = 0; k < axes.size(); ++k) {
-      const bool whole = starts[k] == 0 && ends[k] >= in[static_cast<size_t>(s.axis)] && (k >= steps.size() || steps[k] == 1);
+      const bool whole =
+          starts[k] == 0 && ends[k] >= in[static_cast<size_t>(s.axis)] && (k >= steps.size() || steps[k] == 1);
       if ((axes[k] + r) % r == s.axis && !whole) fail(n, "slices the split axis");
     }
     set_outputs(n, s);
@@ -550,10 +564,12 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
   if (tp.rank < 0 || tp.rank >= tp.size)
     throw GafError("tensor-parallel rank " + std::to_string(tp.rank) + " is outside 0.." + std::to_string(tp.size - 1));
   if (tp.size == 1) return result;
-  if (!g.dynamic.empty()) throw GafError("--tp with dynamic dims (--dim NAME=LO..HI) is not supported yet; bind every dim");
+  if (!g.dynamic.empty())
+    throw GafError("--tp with dynamic dims (--dim NAME=LO..HI) is not supported yet; bind every dim");
   for (const Node& n : g.nodes())
     if (n.op_type == "AllReduce" || n.op_type == "AllGather") {
-      result.refused.push_back("Left as is: the graph has collectives already ('" + n.name + "'), so each rank runs it as it is");
+      result.refused.push_back("Left as is: the graph has collectives already ('" + n.name +
+                               "'), so each rank runs it as it is");
       return result;
     }
 
@@ -579,7 +595,8 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
           e = finder.find(seeds, blocks);
           break;
         } catch (const NeedBlocks& nb) {
-          if (attempt >= 3 || blocks[static_cast<size_t>(nb.seed)] != 1) throw NotSplittable{seeds[static_cast<size_t>(nb.seed)], "split into blocks twice"};
+          if (attempt >= 3 || blocks[static_cast<size_t>(nb.seed)] != 1)
+            throw NotSplittable{seeds[static_cast<size_t>(nb.seed)], "split into blocks twice"};
           blocks[static_cast<size_t>(nb.seed)] = nb.blocks;
         }
       }
@@ -588,9 +605,8 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
       if (overlaps) throw NotSplittable{seeds[0], "overlaps a region already split"};
       taken.insert(e.nodes.begin(), e.nodes.end());
       result.applied.push_back("Sharded for tensor parallelism (rank " + std::to_string(tp.rank) + " of " +
-                               std::to_string(tp.size) + "): column-parallel " + names(g, seeds) +
-                               ", row-parallel " + names(g, e.row_parallel) + ", " + std::to_string(e.nodes.size()) +
-                               " nodes split");
+                               std::to_string(tp.size) + "): column-parallel " + names(g, seeds) + ", row-parallel " +
+                               names(g, e.row_parallel) + ", " + std::to_string(e.nodes.size()) + " nodes split");
       regions.push_back(std::move(e));
     } catch (const NotSplittable& ns) {
       const Node& at = v.node(ns.node);

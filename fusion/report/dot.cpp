@@ -48,8 +48,8 @@ std::string fusion_plan_dot(const Graph& g, const FusionPlan& plan, const DotOpt
     if (rb.folded(grp.id)) continue;
     bool cluster = grp.nodes.size() >= 2;
     if (cluster)
-      os << "  subgraph cluster_g" << grp.id << " {\n    label=\"g" << grp.id << " " << esc(grp.kernel.label)
-         << " (" << fusion_kind_name(grp.kind) << ")\"; href=\"#g" << grp.id << "\"; style=filled; fillcolor=\""
+      os << "  subgraph cluster_g" << grp.id << " {\n    label=\"g" << grp.id << " " << esc(grp.kernel.label) << " ("
+         << fusion_kind_name(grp.kind) << ")\"; href=\"#g" << grp.id << "\"; style=filled; fillcolor=\""
          << fusion_kind_colour(grp.kind) << "\";\n";
     for (int n : grp.nodes)
       os << (cluster ? "    " : "  ") << dot_id[n] << " [label=\"" << esc(g.nodes()[n].op_type) << "\", tooltip=\""
@@ -62,8 +62,7 @@ std::string fusion_plan_dot(const Graph& g, const FusionPlan& plan, const DotOpt
     for (size_t i = a; i <= b; ++i) ops += plan.groups[i].nodes.size();
     os << "  " << folded_box << " [shape=box3d, style=filled, fillcolor=\"#eeeeee\", fontsize=12, label=\"x"
        << rb.count - 1 << " identical layers\\ng" << a << "..g" << b << ": " << b - a + 1 << " groups, " << ops
-       << " ops\\nsame groups, rules and decisions as g" << rb.first << "..g" << rb.first + rb.period - 1
-       << "\"];\n";
+       << " ops\\nsame groups, rules and decisions as g" << rb.first << "..g" << rb.first + rb.period - 1 << "\"];\n";
   }
   std::map<std::string, int> producer;
   for (size_t i = 0; i < g.nodes().size(); ++i)
@@ -82,8 +81,8 @@ std::string fusion_plan_dot(const Graph& g, const FusionPlan& plan, const DotOpt
     if (r.nodes.size() != 2 || !by_name.count(r.nodes[0]) || !by_name.count(r.nodes[1])) continue;
     const std::string &from = dot_id[by_name[r.nodes[0]]], &to = dot_id[by_name[r.nodes[1]]];
     if (from == folded_box || to == folded_box) continue;  // the first block shows the same refusals
-    os << "  " << from << " -> " << to << " [style=dashed, color=red, constraint=false, label=\"" << reason_code_id(r.code)
-       << "\", fontcolor=red, tooltip=\"" << esc(r.message) << "\"];\n";
+    os << "  " << from << " -> " << to << " [style=dashed, color=red, constraint=false, label=\""
+       << reason_code_id(r.code) << "\", fontcolor=red, tooltip=\"" << esc(r.message) << "\"];\n";
   }
   os << "}\n";
   return os.str();

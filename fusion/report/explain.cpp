@@ -34,7 +34,8 @@ std::string resolve_name(const Graph& original, const Graph& planned, const std:
     list += (list.empty() ? "'" : ", '") + h + "'";
   }
   if (hits.empty())
-    throw GafError("--node '" + name + "': no node has that name or a name containing it (gaf info MODEL --dump lists them)");
+    throw GafError("--node '" + name +
+                   "': no node has that name or a name containing it (gaf info MODEL --dump lists them)");
   throw GafError("--node '" + name + "' matches " + std::to_string(hits.size()) + " nodes (" + list +
                  "); give the whole name");
 }
@@ -53,16 +54,17 @@ int replacement_of(const Graph& planned, const FusionPlan& plan, const std::stri
 }
 
 void describe_group(std::ostream& os, const Graph& g, const FusionGroup& grp, const Node& node) {
-  os << "fused: group g" << grp.id << " " << grp.kernel.label << " (kind " << fusion_kind_name(grp.kind)
-     << ", rule " << grp.rule_label() << "), " << grp.nodes.size() << " ops in one kernel:\n";
+  os << "fused: group g" << grp.id << " " << grp.kernel.label << " (kind " << fusion_kind_name(grp.kind) << ", rule "
+     << grp.rule_label() << "), " << grp.nodes.size() << " ops in one kernel:\n";
   for (int n : grp.nodes)
-    os << "  " << (g.nodes()[n].name == node.name ? "* " : "  ") << g.nodes()[n].op_type << "  " << g.nodes()[n].name << "\n";
+    os << "  " << (g.nodes()[n].name == node.name ? "* " : "  ") << g.nodes()[n].op_type << "  " << g.nodes()[n].name
+       << "\n";
   for (const FuncDecision& d : grp.decisions) {
     bool mine = d.value.rfind(node.name + ":", 0) == 0;
     for (const std::string& o : node.outputs) mine = mine || d.value == o;
     if (!mine) continue;
-    os << "decision: '" << d.value << "' is " << compute_decision_name(d.decision)
-       << (d.at.empty() ? "" : " " + d.at) << " - " << d.reason << "\n";
+    os << "decision: '" << d.value << "' is " << compute_decision_name(d.decision) << (d.at.empty() ? "" : " " + d.at)
+       << " - " << d.reason << "\n";
   }
 }
 

@@ -14,7 +14,6 @@ namespace gaf {
 // `original`: the graph before the planner's rewrites; `planned`: the graph `plan` is for. `name`
 // is a node name, or a part of exactly one node's name. Throws GafError (one line) when no node
 // or several nodes match, listing a few candidates.
-std::string explain_node(const Graph& original, const Graph& planned, const FusionPlan& plan,
-                         const std::string& name);
+std::string explain_node(const Graph& original, const Graph& planned, const FusionPlan& plan, const std::string& name);
 
 }  // namespace gaf

@@ -54,8 +54,7 @@ std::string render_svg(const std::string& dot_text) {
   pid_t pid;
   int rc = posix_spawnp(&pid, "dot", &fa, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    throw GafError("cannot run graphviz 'dot' (not on PATH? install Debian's graphviz package)");
+  if (rc != 0) throw GafError("cannot run graphviz 'dot' (not on PATH? install Debian's graphviz package)");
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

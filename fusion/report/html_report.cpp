@@ -69,13 +69,13 @@ class Writer {
       saved += grp.bytes_saved();
       fusions += grp.nodes.size() >= 2;
     }
-    os_ << "<h1>Fusion report: " << esc(in_.model) << "</h1>\n<p id=\"summary\">" << g_.nodes().size()
-        << " ops in " << plan_.groups.size() << " kernels; " << fusions << " fusions; predicted "
-        << mb(saved) << " less memory traffic; " << plan_.refused.size() << " refused merges.";
+    os_ << "<h1>Fusion report: " << esc(in_.model) << "</h1>\n<p id=\"summary\">" << g_.nodes().size() << " ops in "
+        << plan_.groups.size() << " kernels; " << fusions << " fusions; predicted " << mb(saved)
+        << " less memory traffic; " << plan_.refused.size() << " refused merges.";
     if (in_.profile)
       os_ << " Measured (median of " << in_.profile->runs << " runs, same process): forward "
-          << ms(in_.profile->fused_forward_ms) << " fused vs " << ms(in_.profile->unfused_forward_ms)
-          << " unfused (" << fmt("%.2fx", in_.profile->unfused_forward_ms / in_.profile->fused_forward_ms) << ").";
+          << ms(in_.profile->fused_forward_ms) << " fused vs " << ms(in_.profile->unfused_forward_ms) << " unfused ("
+          << fmt("%.2fx", in_.profile->unfused_forward_ms / in_.profile->fused_forward_ms) << ").";
     os_ << "</p>\n<pre class=\"log\">" << esc(fusion_log_lines(g_, plan_)) << "</pre>\n"
         << "<p>Why a node was or was not fused: <code>gaf explain MODEL --node NAME</code>. "
            "Numerical check per group: <code>gaf verify MODEL</code>.</p>\n";
@@ -90,8 +90,8 @@ class Writer {
     os_ << "<span style=\"color:red\">- - -&gt; refused merge (reason code)</span>. Boxes are ops (hover for the "
            "node name); a coloured cluster is one fused kernel (click it for its row below).";
     if (rb_.repeats())
-      os_ << " The first of " << rb_.count << " identical layers is drawn in full; the other "
-          << layers(rb_.count - 1) << " folded into one box.";
+      os_ << " The first of " << rb_.count << " identical layers is drawn in full; the other " << layers(rb_.count - 1)
+          << " folded into one box.";
     os_ << "</p>\n";
     if (in_.svg.empty()) {
       os_ << "<p id=\"no-picture\"><b>No picture:</b> " << esc(in_.svg_note) << "</p>\n";
@@ -109,7 +109,9 @@ class Writer {
     KindTotal all;
     for (const auto& [kind, t] : fusion_totals(plan_, p)) {
       os_ << "<tr><td>" << kind << "</td><td class=\"num\">" << t.count << "</td>";
-      if (p) os_ << "<td class=\"num\">" << ms(t.ms_saved / t.count) << "</td><td class=\"num\">" << ms(t.ms_saved) << "</td>";
+      if (p)
+        os_ << "<td class=\"num\">" << ms(t.ms_saved / t.count) << "</td><td class=\"num\">" << ms(t.ms_saved)
+            << "</td>";
       os_ << "<td class=\"num\">" << mb(t.bytes_saved / t.count) << "</td><td class=\"num\">" << mb(t.bytes_saved)
           << "</td><td class=\"num\">" << t.launches_saved << "</td></tr>\n";
       all.count += t.count;
@@ -151,10 +153,10 @@ class Writer {
     os_ << "</tr>\n";
     for (size_t i = begin; i < end; ++i) {
       const FusionGroup& grp = plan_.groups[i];
-      os_ << "<tr id=\"g" << grp.id << "\"><td>g" << grp.id << "</td><td class=\"kind\"><span class=\"swatch\" style=\"background:"
-          << fusion_kind_colour(grp.kind) << "\"></span>" << fusion_kind_name(grp.kind) << "</td><td>"
-          << esc(grp.rule.empty() ? "-" : grp.rule_label()) << "</td><td>" << esc(grp.kernel.label)
-          << "</td><td class=\"num\">" << grp.nodes.size() << "</td><td>";
+      os_ << "<tr id=\"g" << grp.id << "\"><td>g" << grp.id
+          << "</td><td class=\"kind\"><span class=\"swatch\" style=\"background:" << fusion_kind_colour(grp.kind)
+          << "\"></span>" << fusion_kind_name(grp.kind) << "</td><td>" << esc(grp.rule.empty() ? "-" : grp.rule_label())
+          << "</td><td>" << esc(grp.kernel.label) << "</td><td class=\"num\">" << grp.nodes.size() << "</td><td>";
       std::string nodes;
       for (int nd : grp.nodes) {
         nodes += "<div class=\"node\">" + esc(g_.nodes()[nd].name) + " <i>" + esc(g_.nodes()[nd].op_type) + "</i>";
@@ -168,7 +170,8 @@ class Writer {
       std::string decisions;
       for (const FuncDecision& d : grp.decisions)
         decisions += "<div class=\"node\">" + esc(d.value) + ": <b>" + compute_decision_name(d.decision) + "</b>" +
-                     (d.at.empty() ? "" : " at " + esc(d.at)) + " <span title=\"" + esc(d.reason) + "\">&#9432;</span></div>";
+                     (d.at.empty() ? "" : " at " + esc(d.at)) + " <span title=\"" + esc(d.reason) +
+                     "\">&#9432;</span></div>";
       foldable(grp.decisions.size(), "decisions", decisions);
       os_ << "</td><td class=\"num\">" << mb(grp.bytes_saved()) << "</td>";
       if (p) {
@@ -197,10 +200,11 @@ class Writer {
     for (const RefusedMerge& r : plan_.refused) ++by_code[r.code];
     os_ << "<table id=\"refused-codes\"><tr><th>code</th><th>meaning</th><th>count</th></tr>\n";
     for (const auto& [code, n] : by_code)
-      os_ << "<tr><td class=\"code\">" << esc(reason_code_id(code)) << "</td><td>" << esc(reason_meaning(code)) << "</td><td class=\"num\">"
-          << n << "</td></tr>\n";
+      os_ << "<tr><td class=\"code\">" << esc(reason_code_id(code)) << "</td><td>" << esc(reason_meaning(code))
+          << "</td><td class=\"num\">" << n << "</td></tr>\n";
     os_ << "</table>\n<details" << (plan_.refused.size() <= 40 ? " open" : "") << "><summary>all "
-        << plan_.refused.size() << " refused merges</summary>\n<table id=\"refused-table\"><tr><th>code</th>"
+        << plan_.refused.size()
+        << " refused merges</summary>\n<table id=\"refused-table\"><tr><th>code</th>"
            "<th>rule</th><th>nodes</th><th>why</th></tr>\n";
     for (const RefusedMerge& r : plan_.refused) {
       os_ << "<tr><td class=\"code\">" << esc(reason_code_id(r.code)) << "</td><td>" << esc(r.rule) << "</td><td>";

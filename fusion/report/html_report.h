@@ -13,10 +13,10 @@
 namespace gaf {
 
 struct HtmlReportInputs {
-  std::string model;                    // how the user named it, with its sizes
-  std::string svg;                      // `dot -Tsvg` of fusion_plan_dot(..., fold_repeats)
-  std::string svg_note;                 // shown instead of the picture when svg is empty
-  const PlanProfile* profile = nullptr; // measured times (gaf report --profile)
+  std::string model;                     // how the user named it, with its sizes
+  std::string svg;                       // `dot -Tsvg` of fusion_plan_dot(..., fold_repeats)
+  std::string svg_note;                  // shown instead of the picture when svg is empty
+  const PlanProfile* profile = nullptr;  // measured times (gaf report --profile)
 };
 
 std::string fusion_html_report(const Graph& g, const FusionPlan& plan, const HtmlReportInputs& in);

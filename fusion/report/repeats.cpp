@@ -12,7 +12,8 @@ RepeatedBlock find_repeated_block(const FusionPlan& plan, size_t min_period) {
   RepeatedBlock best;
   std::map<std::string, int> ids;  // signatures as small integers: the search compares many pairs
   std::vector<int> sig;
-  for (const FusionGroup& grp : gs) sig.push_back(ids.emplace(grp.signature, static_cast<int>(ids.size())).first->second);
+  for (const FusionGroup& grp : gs)
+    sig.push_back(ids.emplace(grp.signature, static_cast<int>(ids.size())).first->second);
   auto same = [&](size_t a, size_t b) { return sig[a] == sig[b]; };
   for (size_t period = min_period; period * 2 <= n; ++period)
     for (size_t first = 0; first + 2 * period <= n; ++first) {

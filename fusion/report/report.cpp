@@ -59,18 +59,18 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan, const TextD
   }
   for (const std::string& kind : kinds)
     if (more_of_kind[kind] > 0)
-      os << "[GRAPH_AUTOFUSION] " << kind << ": " << more_of_kind[kind] << " more like it (gaf plan --groups lists them)\n";
+      os << "[GRAPH_AUTOFUSION] " << kind << ": " << more_of_kind[kind]
+         << " more like it (gaf plan --groups lists them)\n";
   for (const auto& [label, n] : detected)
-    os << "[GRAPH_AUTOFUSION] Detected " << n << " " << label << " fusion opportunit"
-       << (n == 1 ? "y" : "ies") << "\n";
+    os << "[GRAPH_AUTOFUSION] Detected " << n << " " << label << " fusion opportunit" << (n == 1 ? "y" : "ies") << "\n";
   for (const auto& [rule, n] : refused_by_rule)
     os << "[GRAPH_AUTOFUSION] Refused " << n << " " << rule << " candidate" << (n == 1 ? "" : "s")
        << " (see the report for reason codes)\n";
   int64_t saved = 0;
   for (const FusionGroup& grp : plan.groups) saved += grp.bytes_saved();
-  os << "[GRAPH_AUTOFUSION] Applied " << applied << "/" << total << " fusions successfully: "
-     << g.nodes().size() << " ops in " << plan.groups.size() << " kernels, predicted "
-     << mb(saved) << " less memory traffic" << at_upper_bounds(g) << "\n";
+  os << "[GRAPH_AUTOFUSION] Applied " << applied << "/" << total << " fusions successfully: " << g.nodes().size()
+     << " ops in " << plan.groups.size() << " kernels, predicted " << mb(saved) << " less memory traffic"
+     << at_upper_bounds(g) << "\n";
   return os.str();
 }
 
@@ -79,8 +79,8 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const Tex
   char line[512];
   os << "groups (" << plan.groups.size() << " kernels for " << g.nodes().size() << " ops)" << at_upper_bounds(g)
      << ":\n";
-  std::snprintf(line, sizeof line, "  %-5s %-17s %-26s %-16s %5s %12s  %s\n", "group", "kind", "rule",
-                "label", "ops", "saved", "members");
+  std::snprintf(line, sizeof line, "  %-5s %-17s %-26s %-16s %5s %12s  %s\n", "group", "kind", "rule", "label", "ops",
+                "saved", "members");
   os << line;
   const RepeatedBlock rb = detail.full ? RepeatedBlock{} : find_repeated_block(plan);
   for (const FusionGroup& grp : plan.groups) {
@@ -100,16 +100,15 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const Tex
       }
       members += (k ? ", " : "") + g.nodes()[grp.nodes[k]].name;
     }
-    std::snprintf(line, sizeof line, "  g%-4d %-17s %-26s %-16s %5zu %12s  %s\n", grp.id,
-                  fusion_kind_name(grp.kind), grp.rule.empty() ? "-" : grp.rule_label().c_str(),
-                  grp.kernel.label.c_str(), grp.nodes.size(), mb(grp.bytes_saved()).c_str(),
-                  members.c_str());
+    std::snprintf(line, sizeof line, "  g%-4d %-17s %-26s %-16s %5zu %12s  %s\n", grp.id, fusion_kind_name(grp.kind),
+                  grp.rule.empty() ? "-" : grp.rule_label().c_str(), grp.kernel.label.c_str(), grp.nodes.size(),
+                  mb(grp.bytes_saved()).c_str(), members.c_str());
     os << line;
   }
   // The seed's table: fusion kind, count, saving per fusion, total.
   os << "\nfusions by kind:\n";
-  std::snprintf(line, sizeof line, "  %-18s %6s %16s %14s %16s\n", "kind", "count", "saved/fusion",
-                "total saved", "launches saved");
+  std::snprintf(line, sizeof line, "  %-18s %6s %16s %14s %16s\n", "kind", "count", "saved/fusion", "total saved",
+                "launches saved");
   os << line;
   KindTotal all;
   for (const auto& [k, t] : fusion_totals(plan)) {
@@ -120,8 +119,8 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const Tex
     all.bytes_saved += t.bytes_saved;
     all.launches_saved += t.launches_saved;
   }
-  std::snprintf(line, sizeof line, "  %-18s %6d %16s %14s %16d\n", "total", all.count, "",
-                mb(all.bytes_saved).c_str(), all.launches_saved);
+  std::snprintf(line, sizeof line, "  %-18s %6d %16s %14s %16d\n", "total", all.count, "", mb(all.bytes_saved).c_str(),
+                all.launches_saved);
   os << line;
   // Refusals by code, then the first few in full (all of them are in the JSON).
   std::map<std::string, int> by_code;
@@ -131,7 +130,8 @@ std::string fusion_text_report(const Graph& g, const FusionPlan& plan, const Tex
   os << "\n";
   const size_t shown = detail.full ? plan.refused.size() : detail.refusals;
   for (size_t i = 0; i < plan.refused.size() && i < shown; ++i)
-    os << "  " << reason_code_id(plan.refused[i].code) << " [" << plan.refused[i].rule << "] " << plan.refused[i].message << "\n";
+    os << "  " << reason_code_id(plan.refused[i].code) << " [" << plan.refused[i].rule << "] "
+       << plan.refused[i].message << "\n";
   if (plan.refused.size() > shown)
     os << "  ... " << plan.refused.size() - shown << " more (gaf plan --groups, or --json)\n";
   return os.str();
@@ -180,10 +180,8 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const Pl
     gj["outputs"] = grp.outputs;
     gj["decisions"] = json::array();
     for (const FuncDecision& d : grp.decisions)
-      gj["decisions"].push_back({{"value", d.value},
-                                 {"decision", compute_decision_name(d.decision)},
-                                 {"at", d.at},
-                                 {"reason", d.reason}});
+      gj["decisions"].push_back(
+          {{"value", d.value}, {"decision", compute_decision_name(d.decision)}, {"at", d.at}, {"reason", d.reason}});
     gj["bytes_unfused"] = grp.bytes_unfused;
     gj["bytes_fused"] = grp.bytes_fused;
     gj["bytes_saved"] = grp.bytes_saved();
@@ -208,7 +206,8 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const Pl
   j["rewrites"] = plan.rewrites;
   j["refused"] = json::array();
   for (const RefusedMerge& r : plan.refused)
-    j["refused"].push_back({{"code", reason_code_id(r.code)}, {"message", r.message}, {"rule", r.rule}, {"nodes", r.nodes}});
+    j["refused"].push_back(
+        {{"code", reason_code_id(r.code)}, {"message", r.message}, {"rule", r.rule}, {"nodes", r.nodes}});
   return j;
 }
 
