@@ -75,8 +75,8 @@ class PatternRule : public FusionRule {
   Pattern pattern_;
 };
 
-// Priority bands (DESIGN.md: user rules, normalization, MatMul epilogue, horizontal MatMul,
-// communication + compute, elementwise).
+// Priority bands, highest first: user rules, normalization, MatMul epilogue, horizontal MatMul,
+// elementwise; communication + compute sits above the normalizations (see below).
 namespace rule_priority {
 constexpr int kUser = 500;
 constexpr int kNormalization = 400;
