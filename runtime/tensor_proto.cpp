@@ -95,7 +95,15 @@ int64_t tensor_proto_bytes(const onnx::TensorProto& p, const std::string& what) 
   }
 }
 
-Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, const std::string& external_dir) {
+namespace {
+
+// Smaller raw_data tensors (shapes, scalars, biases) are copied at once: folding reads most of them.
+constexpr int64_t kDeferFrom = 64 * 1024;
+
+// The tensor of `p`. With `owner` (== &p, mutable), a raw_data tensor of kDeferFrom bytes or more
+// takes the message's bytes (moved, not copied) and is made when first read.
+Tensor from_proto(const onnx::TensorProto& p, const std::string& what, const std::string& external_dir,
+                  onnx::TensorProto* owner) {
   DType dtype = dtype_from_onnx(p.data_type(), what);
   Shape shape(p.dims().begin(), p.dims().end());
   for (int64_t d : shape)
@@ -130,6 +138,12 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, co
     if (static_cast<int64_t>(p.raw_data().size()) != bytes)
       throw GafError(what + ": raw data has " + std::to_string(p.raw_data().size()) + " bytes, expected " +
                      std::to_string(bytes) + " for " + dtype_name(dtype) + shape_str(shape));
+    if (owner && bytes >= kDeferFrom) {
+      // A plan or a report reads no weight, and a run holds each weight once (the bytes are freed
+      // when the tensor's storage is made).
+      std::shared_ptr<std::string> raw(owner->release_raw_data());
+      return Tensor::deferred(dtype, shape, [raw](Tensor& t) { std::memcpy(t.raw(), raw->data(), raw->size()); });
+    }
     Tensor t = allocate();
     if (bytes) std::memcpy(t.raw(), p.raw_data().data(), static_cast<size_t>(bytes));
     return t;
@@ -170,27 +184,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, co
   return t;
 }
 
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, const std::string& external_dir) {
+  return from_proto(p, what, external_dir, nullptr);
+}
+
 Tensor take_tensor_from_proto(onnx::TensorProto& p, const std::string& what, const std::string& external_dir) {
-  // Small tensors (shapes, scalars, biases) are read at once: folding reads most of them.
-  constexpr int64_t kDeferFrom = 64 * 1024;
-  if (p.data_location() == onnx::TensorProto::EXTERNAL || !p.has_raw_data() ||
-      static_cast<int64_t>(p.raw_data().size()) < kDeferFrom)
-    return tensor_from_proto(p, what, external_dir);
-  DType dtype = dtype_from_onnx(p.data_type(), what);
-  Shape shape(p.dims().begin(), p.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) throw GafError(what + ": negative dim in tensor shape " + shape_str(shape));
-  const int64_t bytes = tensor_proto_bytes(p, what);
-  if (static_cast<int64_t>(p.raw_data().size()) != bytes)
-    throw GafError(what + ": raw data has " + std::to_string(p.raw_data().size()) + " bytes, expected " +
-                   std::to_string(bytes) + " for " + dtype_name(dtype) + shape_str(shape));
-  // The message's bytes, moved out of it (no copy), become the tensor's when first read: a plan
-  // or a report reads no weight, and a run holds each weight once (the bytes are freed when the
-  // tensor's storage is made).
-  std::shared_ptr<std::string> raw(p.release_raw_data());
-  return Tensor::deferred(dtype, shape, [raw](Tensor& t) {
-    if (!raw->empty()) std::memcpy(t.raw(), raw->data(), raw->size());
-  });
+  return from_proto(p, what, external_dir, &p);
 }
 
 Tensor read_tensor_pb(const std::string& path) {

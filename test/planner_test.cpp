@@ -72,6 +72,26 @@ TEST(PatternDSL, ChainsAlternativesConstantsAndPredicates) {
   EXPECT_EQ((Pattern("Div") >> Pattern("Mul").with_const(2.0)).match_all(v).size(), 1u);
 }
 
+// may_leave: one step's value may also be read outside the match (a pre-norm block's residual
+// sum); any other value read outside still refuses the match.
+TEST(PatternDSL, MayLeaveLetsOneStepsValueOut) {
+  GraphBuilder b("leave");
+  auto x = b.input("x", DType::Float32, {4, 8});
+  auto r = b.relu(x);
+  auto s = b.op1("Sigmoid", {r});
+  b.output(b.add(s, x), "y");
+  b.output(b.tanh(r), "t");  // reads the Relu's value outside Relu >> Sigmoid >> Add
+  Graph g = prepared(b.finish());
+  GraphView v(g);
+  EXPECT_EQ((Pattern("Relu") >> Pattern("Sigmoid") >> Pattern("Add")).match_all(v).size(), 0u);
+  Pattern relu = Pattern("Relu");
+  relu.may_leave();
+  EXPECT_EQ((relu >> Pattern("Sigmoid") >> Pattern("Add")).match_all(v).size(), 1u);
+  Pattern sigmoid = Pattern("Sigmoid");
+  sigmoid.may_leave();
+  EXPECT_EQ((Pattern("Relu") >> sigmoid >> Pattern("Add")).match_all(v).size(), 0u) << "the Relu's value still may not";
+}
+
 TEST(PlannerOnBert, StructureOfEveryLayer) {
   LoadedModel m = bert(2);
   Graph& g = m.graph;

@@ -120,8 +120,8 @@ int gemm_as_matmul(Graph& g) {
 // two axes (read by this MatMul only) -> Transpose(MatMul(x, W^T)), since W x^T = (x W^T)^T. A
 // model that computes K^T directly (W_k x^T) then projects x as its Q and V do — one horizontal
 // MatMul with them, the weight packed in panels as B — and the Transpose is a layout op its
-// reader takes as a prologue. The MatMul keeps its name and the Transpose's; the new Transpose
-// is "<name>/transposed". Returns how many.
+// reader takes as a prologue. The MatMul keeps its name; the new Transpose is "<name>/transposed"
+// (the one it read is dead then, for dead-node removal). Returns how many.
 int const_a_matmul_as_projection(Graph& g) {
   const Graph& cg = g;
   std::map<std::string, int> readers;
@@ -129,43 +129,37 @@ int const_a_matmul_as_projection(Graph& g) {
     for (const std::string& in : n.inputs) ++readers[in];
   for (const std::string& out : cg.outputs()) ++readers[out];
   std::vector<Node> nodes;
-  std::set<std::string> dropped;  // Transposes the rewrite absorbed
   int rewritten = 0;
   for (const Node& n : cg.nodes()) {
-    const Tensor* w = n.op_type == "MatMul" && n.inputs.size() == 2 && cg.value(n.inputs[0]).constant
-                          ? &*cg.value(n.inputs[0]).constant
-                          : nullptr;
-    const int tp = w ? cg.value(n.inputs[1]).producer : -1;
-    const Node* t = tp >= 0 ? &cg.nodes()[tp] : nullptr;
+    nodes.push_back(n);
+    if (n.op_type != "MatMul" || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
+    const Tensor* w = cg.value(n.inputs[0]).constant ? &*cg.value(n.inputs[0]).constant : nullptr;
+    const int tp = cg.value(n.inputs[1]).producer;
     const Value& out = cg.value(n.outputs[0]);
     const size_t rank = out.type.dims.size();
+    if (!w || w->dtype() != DType::Float32 || w->rank() != 2 || tp < 0 || !out.type.rank_known || rank < 2 ||
+        readers[n.inputs[1]] != 1)
+      continue;
+    const Node& t = cg.nodes()[tp];
     std::vector<int64_t> swap_last(rank);
     for (size_t i = 0; i < rank; ++i) swap_last[i] = static_cast<int64_t>(i);
-    if (rank >= 2) std::swap(swap_last[rank - 1], swap_last[rank - 2]);
-    if (!t || t->op_type != "Transpose" || w->dtype() != DType::Float32 || w->rank() != 2 || !out.type.rank_known ||
-        rank < 2 || readers[n.inputs[1]] != 1 || cg.value(t->inputs[0]).type.dims.size() != rank ||
-        t->attrs.get_ints("perm", {}) != swap_last) {
-      nodes.push_back(n);
+    std::swap(swap_last[rank - 1], swap_last[rank - 2]);
+    if (t.op_type != "Transpose" || cg.value(t.inputs[0]).type.dims.size() != rank ||
+        t.attrs.get_ints("perm", {}) != swap_last)
       continue;
-    }
     const std::string wt = g.fresh_name(n.inputs[0] + "_t"), mm = g.fresh_name(n.outputs[0] + "_rows");
     g.add_initializer(wt, transposed(*w));
     Value& v = g.add_value(mm, out.type);
     std::swap(v.type.dims[rank - 1], v.type.dims[rank - 2]);
     v.sym_dims = out.sym_dims;
     if (v.sym_dims.size() == rank) std::swap(v.sym_dims[rank - 1], v.sym_dims[rank - 2]);
-    nodes.push_back(Node{n.name, "MatMul", {}, {t->inputs[0], wt}, {mm}});
+    nodes.back() = Node{n.name, "MatMul", {}, {t.inputs[0], wt}, {mm}};
     Node back{n.name + "/transposed", "Transpose", {}, {mm}, n.outputs};
     back.attrs.set("perm", swap_last);
     nodes.push_back(std::move(back));
-    dropped.insert(t->name);
-    ++rewritten;
+    ++rewritten;  // the Transpose it read is dead now: dead-node removal drops it
   }
-  if (!rewritten) return 0;
-  std::vector<Node> kept;
-  for (Node& n : nodes)
-    if (!dropped.count(n.name)) kept.push_back(std::move(n));
-  g.set_nodes(std::move(kept));
+  if (rewritten) g.set_nodes(std::move(nodes));
   return rewritten;
 }
 

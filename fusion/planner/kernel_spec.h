@@ -13,8 +13,9 @@ namespace gaf {
 // What a member node is in the pattern its group's rule matched, so that schedules read the
 // structure the rule found instead of re-deriving it (attention: scores, probabilities, context;
 // a gated MLP: the gate and up projections).
-// Residual: the Add of a projection + norm group whose sum the block also reads after the group
-// (a pre-norm block's residual stream), so the group writes it as a second output.
+// Residual: the residual Add of a projection + norm group (rule matmul_layernorm). Where the
+// block also reads its sum after the group (a pre-norm block's residual stream), that sum is the
+// group's second output and the MatMul's tiles store it.
 enum class MemberRole { Scores, Probabilities, Context, Gate, Up, Residual };
 const char* member_role_name(MemberRole r);  // "scores", "probabilities", "context", "gate", "up", "residual"
 

@@ -102,6 +102,11 @@ Pattern& Pattern::as(MemberRole role) {
   return *this;
 }
 
+Pattern& Pattern::may_leave() {
+  for (Chain& c : chains_) c.back().may_leave = true;
+  return *this;
+}
+
 Pattern& Pattern::allow_fanout() {
   fanout_ = true;
   return *this;
@@ -187,13 +192,15 @@ bool Pattern::verify(const GraphView& g, const Chain& c, const std::vector<int>&
   }
   if (fanout_) return true;
   std::set<int> inside(nodes.begin(), nodes.end());
-  for (size_t k = 0; k + 1 < nodes.size(); ++k)
+  for (size_t k = 0; k + 1 < nodes.size(); ++k) {
+    if (c[k].may_leave) continue;
     for (const std::string& o : g.node(nodes[k]).outputs) {
       if (o.empty()) continue;
       if (g.is_graph_output(o)) return false;
       for (int cons : g.consumers(o))
         if (!inside.count(cons)) return false;
     }
+  }
   return true;
 }
 

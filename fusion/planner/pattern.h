@@ -4,7 +4,8 @@
 // step before it (at any operand: ONNX's Add/Mul are commutative, and a rule that cares about
 // the position adds a predicate). A step matches by op type, by op class, or anything, and may
 // require a constant operand (optionally close to a value: eps, 0.5, sqrt 2) and predicates.
-// Values produced inside a match must be consumed only inside it (unless allow_fanout()).
+// Values produced inside a match must be consumed only inside it (unless allow_fanout(), or, for
+// one step's value, may_leave()).
 #pragma once
 
 #include <functional>
@@ -65,6 +66,9 @@ class Pattern {
   Pattern& with_const(std::optional<double> value = std::nullopt, double rel_tol = 1e-4);
   Pattern& where(Predicate p);
   Pattern& allow_fanout();
+  // The value this step produces may also be read outside the match (the group then writes it as
+  // one more output); the other steps' values still stay inside.
+  Pattern& may_leave();
   // The node this step matches plays `role` in the group (FusionGroup::roles): schedules read it.
   Pattern& as(MemberRole role);
 
@@ -87,6 +91,7 @@ class Pattern {
     double rel_tol = 1e-4;
     std::vector<Predicate> predicates;
     std::optional<MemberRole> role;
+    bool may_leave = false;
     bool kind_matches(const GraphView& g, int node) const;
     bool checks_pass(const GraphView& g, int node, const std::string& chain_input, const PatternMatch& so_far) const;
     std::string str() const;

@@ -1,7 +1,5 @@
 // Built-in rule 2: MatMul/Gemm with its epilogue — bias add, activation (single op or PyTorch's
 // decomposed GELU), scale, residual add — applied on the accumulator before the single store.
-#include <algorithm>
-
 #include "fusion/planner/rule_patterns.h"
 #include "fusion/planner/rules.h"
 
@@ -67,71 +65,30 @@ std::shared_ptr<const FusionRule> make_attention_rule() {
   return rule;
 }
 
-namespace {
-
-// A projection, its optional bias, the residual Add, then a norm over the rows it produces:
-// BERT's post-norm attention output and FFN2, and in a pre-norm block (GPT-2, Llama, ViT, T5)
-// the out-projection or FFN2 with the next sublayer's norm. Fused, one kernel writes the rows
-// normalised (the norm is not a kernel of its own). In a pre-norm block the residual sum is also
-// read after the group (the next residual Add): it leaves the group as a second output, the only
-// value that may; everything else the chain computes is read inside it.
-class MatMulNormRule : public FusionRule {
- public:
-  MatMulNormRule() : FusionRule("matmul_layernorm", FusionKind::MatMulEpilogue, rule_priority::kNormalization + 50) {
-    // No fixed label: KernelSpec::label says MatMul+LayerNorm or MatMul+RMSNorm from the ops.
-    Pattern mm = Pattern("MatMul") | Pattern("Gemm");
-    Pattern bias = Pattern("Add").with_const();
-    Pattern residual = Pattern("Add");
-    residual.as(MemberRole::Residual);
-    Pattern layernorm_op = Pattern("LayerNormalization").where([](const GraphView& g, int node, const PatternMatch&) {
-      const Node& n = g.node(node);
-      int64_t rank = static_cast<int64_t>(g.graph().value(n.inputs[0]).type.dims.size());
-      int64_t axis = n.attrs.get_int("axis", -1);
-      return axis == -1 || axis == rank - 1;  // normalised over the MatMul's columns only
-    });
-    pattern_ = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) |
-               (mm >> bias >> residual >> layernorm_op) | (mm >> bias >> residual >> patterns::rmsnorm_decomposed(3)) |
-               (mm >> residual >> patterns::layernorm_decomposed(2)) | (mm >> residual >> layernorm_op) |
-               (mm >> residual >> patterns::rmsnorm_decomposed(2));
-    pattern_.allow_fanout();
-  }
-
-  std::vector<RuleMatch> find(const GraphView& g, const std::function<bool(int)>& available) const override {
-    std::vector<RuleMatch> out;
-    for (const PatternMatch& m : pattern_.match_all(g)) {
-      if (!std::all_of(m.nodes.begin(), m.nodes.end(), available) || !only_residual_leaves(g, m)) continue;
-      RuleMatch r{m.nodes, m.roles};
-      // The role marks a second output; a post-norm block's sum stays inside and needs none.
-      if (!leaves(g, m, r.roles.at(MemberRole::Residual))) r.roles.erase(MemberRole::Residual);
-      out.push_back(std::move(r));
-    }
-    return out;
-  }
-  std::string describe() const override { return name() + ": " + pattern_.str(); }
-
- private:
-  // Some output of `node` is read outside the match or is a graph output.
-  static bool leaves(const GraphView& g, const PatternMatch& m, int node) {
-    for (const std::string& o : g.node(node).outputs) {
-      if (o.empty()) continue;
-      if (g.is_graph_output(o)) return true;
-      for (int c : g.consumers(o))
-        if (std::find(m.nodes.begin(), m.nodes.end(), c) == m.nodes.end()) return true;
-    }
-    return false;
-  }
-  static bool only_residual_leaves(const GraphView& g, const PatternMatch& m) {
-    const int residual = m.roles.at(MemberRole::Residual);
-    for (size_t k = 0; k + 1 < m.nodes.size(); ++k)
-      if (m.nodes[k] != residual && leaves(g, m, m.nodes[k])) return false;
-    return true;
-  }
-
-  Pattern pattern_ = Pattern("MatMul");
-};
-
-}  // namespace
-
-std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() { return std::make_shared<MatMulNormRule>(); }
+std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() {
+  // A projection, its optional bias, the residual Add, then a norm over the rows it produces:
+  // BERT's post-norm attention output and FFN2, and in a pre-norm block (GPT-2, Llama, ViT, T5)
+  // the out-projection or FFN2 with the next sublayer's norm. Fused, one kernel writes the rows
+  // normalised (the norm is not a kernel of its own). In a pre-norm block the residual sum is also
+  // read after the group (the next residual Add): it leaves the group as a second output, the only
+  // value that may; everything else the chain computes is read inside it.
+  Pattern mm = Pattern("MatMul") | Pattern("Gemm");
+  Pattern bias = Pattern("Add").with_const();
+  Pattern residual = Pattern("Add");
+  residual.as(MemberRole::Residual).may_leave();
+  Pattern layernorm_op = Pattern("LayerNormalization").where([](const GraphView& g, int node, const PatternMatch&) {
+    const Node& n = g.node(node);
+    int64_t rank = static_cast<int64_t>(g.graph().value(n.inputs[0]).type.dims.size());
+    int64_t axis = n.attrs.get_int("axis", -1);
+    return axis == -1 || axis == rank - 1;  // normalised over the MatMul's columns only
+  });
+  Pattern p = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) | (mm >> bias >> residual >> layernorm_op) |
+              (mm >> bias >> residual >> patterns::rmsnorm_decomposed(3)) |
+              (mm >> residual >> patterns::layernorm_decomposed(2)) | (mm >> residual >> layernorm_op) |
+              (mm >> residual >> patterns::rmsnorm_decomposed(2));
+  // No fixed kernel label: KernelSpec::label says MatMul+LayerNorm or MatMul+RMSNorm from the ops.
+  return std::make_shared<PatternRule>("matmul_layernorm", FusionKind::MatMulEpilogue,
+                                       rule_priority::kNormalization + 50, p);
+}
 
 }  // namespace gaf
