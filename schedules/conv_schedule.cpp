@@ -17,6 +17,86 @@ int divisor_tile(int64_t n, int most) {
   return 1;
 }
 
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+int64_t const_extent(const RVar& r) {
+  const int64_t* e = as_const_int(r.extent());
+  return e ? *e : 1;
+}
+
+// The flat form (Stage::flat, fusion/ops/conv.cpp): the accumulator acc(p, o, n) as a GEMM
+// tile over (p, o) per block of output rows and channel tile, then `out` (the Conv's output or its
+// epilogue, args (x, y, o, n)) reads it at p = y * pitch + x. A block's rows are as many as keep
+// its operand slice (input channels x rows x pitch) within ~256 KB, so every channel tile re-reads
+// it from L2; the register tile (vectors x channels) is chosen so the block's span wastes the
+// fewest lanes.
+bool schedule_flat_conv(const TensorFunc& out, const Stage& acc, const Stage* input, const HostScheduleParams& p) {
+  if (out.rank() != 4 || acc.func.dimensions() != 3 || acc.reduction.empty()) return false;
+  Func f = out.func, c = acc.func;
+  const std::vector<Var> a = f.args(), ca = c.args();  // (x, y, o, n), (p, o, n)
+  const int64_t pitch = acc.flat.pitch, height = out.shape[2], width = out.shape[3], channels = out.shape[1];
+  // An output row reads a row of each phase (a strided Conv's rows of the input).
+  const int64_t slice_row_bytes = const_extent(acc.reduction[0]) * acc.flat.phases * pitch * 4;
+  int64_t rows = std::clamp<int64_t>(256 * 1024 / slice_row_bytes, 1, height);
+  const int64_t blocks = (height + rows - 1) / rows;
+  rows = (height + blocks - 1) / blocks;  // balanced blocks
+  const int64_t span = rows * pitch;
+  const int budget = std::max(1, p.matmul.vectors * p.matmul.rows);
+  int vectors = 1, tile_o = 1;
+  double best = -1;
+  for (int v = 1; v <= 4; ++v) {
+    const int to = divisor_tile(channels, std::max(1, budget / v));
+    const int64_t tile = int64_t{v} * p.lanes;
+    // Lanes used x registers used, a single vector (one load per FMA for the weight broadcasts) a little less.
+    const double score = static_cast<double>(span) / round_up(span, tile) * std::min(1.0, double(v * to) / budget) *
+                         (v == 1 ? 0.9 : 1.0);
+    if (score > best + 1e-9) best = score, vectors = v, tile_o = to;
+  }
+  const int tile_p = vectors * p.lanes;
+
+  Var yo(f.name() + "_yo"), yi(f.name() + "_yi"), oo(f.name() + "_oo"), oi(f.name() + "_oi");
+  f.compute_root();
+  if (blocks > 1) f.split(a[1], yo, yi, static_cast<int>(rows), TailStrategy::ShiftInwards);
+  f.split(a[2], oo, oi, tile_o);
+  int lanes = p.lanes;
+  while (lanes > 4 && lanes / 2 >= width) lanes /= 2;
+  f.vectorize(a[0], lanes, width >= lanes ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order{a[0], blocks > 1 ? yi : a[1], oi, oo};
+  if (blocks > 1) order.emplace_back(yo);
+  order.emplace_back(a[3]);
+  f.reorder(order);
+  std::vector<Var> outer;
+  if (blocks > 1) outer.push_back(yo);
+  outer.push_back(a[3]);
+  const Var task = fuse_parallel(f, oo, outer);
+
+  // Per task: the block's span of p (rounded up to whole tiles: the tail reads the operand's
+  // zeros past X) for tile_o channels, each tile's accumulators in registers over the reduction.
+  Var po(c.name() + "_po"), pi(c.name() + "_pi");
+  c.compute_at(f, task);
+  c.bound_extent(ca[0], static_cast<int>(round_up(span, tile_p))).bound_extent(ca[1], tile_o);
+  c.split(ca[0], po, pi, tile_p).reorder(pi, ca[1], po).vectorize(pi, p.lanes).unroll(pi).unroll(ca[1]);
+  Halide::Stage u = c.update();
+  u.split(ca[0], po, pi, tile_p);
+  std::vector<VarOrRVar> uorder{pi, ca[1]};
+  for (auto r = acc.reduction.rbegin(); r != acc.reduction.rend(); ++r) uorder.emplace_back(*r);
+  uorder.emplace_back(po);
+  uorder.emplace_back(ca[2]);
+  u.reorder(uorder).vectorize(pi, p.lanes).unroll(pi).unroll(ca[1]);
+
+  if (input) {  // once, at root, a row of the pitch at a time: dense copies away from the padding
+    Func x = input->func;
+    const std::vector<Var> xa = x.args();  // (q, phase, c, n)
+    Var qy(x.name() + "_qy"), qx(x.name() + "_qx");
+    x.compute_root()
+        .align_bounds(xa[0], static_cast<int>(pitch))
+        .split(xa[0], qy, qx, static_cast<int>(pitch), TailStrategy::RoundUp)
+        .vectorize(qx, p.lanes, TailStrategy::GuardWithIf);
+    fuse_parallel(x, xa[1], {xa[2], xa[3]});
+  }
+  return true;
+}
+
 }  // namespace
 
 bool schedule_conv_tiles(const TensorFunc& out, const Stage& acc, const Shape& acc_shape, const Stage* input,
@@ -25,6 +105,7 @@ bool schedule_conv_tiles(const TensorFunc& out, const Stage& acc, const Shape& a
   // Static extents only: the tiles' tail strategies are chosen from them (a dynamic dim's
   // representative width could exceed the run's, and a shifted tile would start before 0).
   if (rank < 3 || !out.is_static() || out.shape != acc_shape || acc.reduction.empty()) return false;
+  if (acc.flat.pitch > 0) return schedule_flat_conv(out, acc, input, p);
   Func f = out.func, c = acc.func;
   std::vector<Var> a = f.args(), ca = c.args();  // (x, [y, more spatial...], o, n)
   const int64_t width = out.shape.back(), channels = out.shape[1];

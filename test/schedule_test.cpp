@@ -317,6 +317,44 @@ TEST(ConvTiles, PatchEmbeddingWithLayoutEpilogueAtOddSizes) {
   }
 }
 
+// Convs of every shape class, each with a bias, a residual Add and a Relu in its group: stride 1
+// (any kernel, pads, dilation, groups, depthwise) and 1x1 at any stride take the flat form (rows
+// laid end to end at a pitch, GEMM tiles over them); a strided kxk the 2-D direct tiles.
+TEST(ConvTiles, FlatAndDirectFormsWithEpilogueAtOddSizes) {
+  struct Case {
+    int64_t N, C, O, H, W, k, stride, pad, dilation, group;
+  };
+  for (Case c : {Case{1, 5, 24, 9, 13, 3, 1, 1, 1, 1}, Case{2, 16, 8, 7, 7, 3, 1, 1, 1, 1},
+                 Case{1, 6, 10, 11, 5, 5, 1, 4, 2, 1}, Case{1, 12, 12, 14, 14, 3, 1, 1, 1, 12},
+                 Case{1, 8, 16, 6, 10, 3, 1, 0, 1, 2}, Case{1, 32, 40, 9, 11, 1, 2, 0, 1, 1},
+                 Case{2, 24, 17, 20, 3, 1, 1, 0, 1, 1}, Case{1, 7, 16, 15, 17, 3, 2, 1, 1, 1}}) {
+    SCOPED_TRACE("N" + std::to_string(c.N) + " C" + std::to_string(c.C) + " O" + std::to_string(c.O) + " " +
+                 std::to_string(c.H) + "x" + std::to_string(c.W) + " k" + std::to_string(c.k) + " s" +
+                 std::to_string(c.stride) + " pad" + std::to_string(c.pad) + " dil" + std::to_string(c.dilation) +
+                 " group" + std::to_string(c.group));
+    GraphBuilder b("conv");
+    auto x = b.input("x", DType::Float32, {c.N, c.C, c.H, c.W});
+    Attributes at;
+    at.set("strides", std::vector<int64_t>{c.stride, c.stride});
+    at.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+    at.set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
+    at.set("group", c.group);
+    auto w = b.weight("w", random({c.O, c.C / c.group, c.k, c.k}, 81, 0.3f));
+    auto y = b.op1("Conv", {x, w, b.weight("b", random({c.O}, 82))}, at);
+    const int64_t ho = (c.H + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
+    const int64_t wo = (c.W + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
+    auto r = b.input("r", DType::Float32, {c.N, c.O, ho, wo});
+    b.output(b.relu(b.add(y, r)), "out");
+    Graph g = gaf::testing::prepared(b.finish());
+    Graph planned = g;
+    FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
+    ASSERT_EQ(plan.groups.size(), 1u);
+    expect_schedules_match(std::move(g),
+                           {{"x", random({c.N, c.C, c.H, c.W}, 83)}, {"r", random({c.N, c.O, ho, wo}, 84)}},
+                           matmul_tol(c.C / c.group * c.k * c.k), 1);
+  }
+}
+
 TEST(TransposeTiles, InnermostAxisMovedAtOddSizes) {
   // Transposes that move the innermost axis run in 16 x 16 tiles (schedule_transpose): sizes
   // that are not multiples of the tile, smaller than it, and BERT's K^T after its projection.

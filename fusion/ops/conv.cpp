@@ -50,6 +50,60 @@ ConvShapes conv_shapes(const InferContext& c) {
   return s;
 }
 
+// The flat form of a static 2-D Conv: the output rows laid end to end, p = y * pitch + x, and X
+// split into stride_y x stride_x phases (phase (a, b) holds input rows sy * i + a - pad_top and
+// columns sx * j + b - pad_left, at j < pitch), so that every tap of every stride reads the
+// operand at p + a constant: tap (ky, kx) reads phase ((dy ky) % sy, (dx kx) % sx) at
+// p + (dy ky / sy) * pitch + dx kx / sx. The pitch, ceil(padded width / sx), is at least the
+// output width plus the taps' reach (the columns past the output's are computed and dropped). The
+// host tiles it as a GEMM over p (whole vectors whatever the row width: 7-pixel rows waste half
+// of 16 lanes in the 2-D tiles), the operand one pass over X. Unit stride: one phase of the padded
+// input; a 1x1 Conv at stride 2 reads only phase (0, 0), X subsampled.
+FlatLayout flat_layout(const ConvShapes& sh, const TensorFunc& X) {
+  const Window& w = sh.window;
+  if (w.spatial() != 2 || !X.is_static()) return {};
+  const int64_t padded_width = X.shape[3] + w.pad_begin[1] + w.pad_end[1];
+  return {(padded_width + w.strides[1] - 1) / w.strides[1], w.strides[0] * w.strides[1]};
+}
+
+Expr bias_or_zero(BuildContext& b, const Var& o) { return b.has_input(2) ? b.in(2)({Expr(o)}) : Expr(0.0f); }
+
+// Input channel of reduction step c for output channel o (groups: o's group's slice of X).
+Expr input_channel(const ConvShapes& sh, const Expr& o, const Expr& c) {
+  if (sh.group == 1) return c;
+  return (o / static_cast<int>(sh.group_outputs)) * static_cast<int>(sh.group_channels) + c;
+}
+
+// The flat form (flat_layout): operand F(q, phase, c, n) = X at row sy * (q / pitch) + phase / sx
+// - pad_top, column sx * (q % pitch) + phase % sx - pad_left, 0 outside X (an accumulator tile past
+// the last row reads zeros); acc(p, o, n) = B[o] + sum over (c, ky, kx) of W[o, c, ky, kx] * F at
+// the tap's phase and offset from p; Y[n, o, y, x] = acc(y * pitch + x, o, n).
+void build_flat_conv(BuildContext& b, const ConvShapes& sh, FlatLayout flat, const std::vector<Var>& v) {
+  const Window& w = sh.window;
+  const TensorFunc &X = b.in(0), &W = b.in(1);
+  const int pitch = static_cast<int>(flat.pitch);
+  const int sy = static_cast<int>(w.strides[0]), sx = static_cast<int>(w.strides[1]);
+  const int dy = static_cast<int>(w.dilations[0]), dx = static_cast<int>(w.dilations[1]);
+  Func inside = BoundaryConditions::constant_exterior(
+      X.func, 0.0f, Region{{0, X.dim(3)}, {0, X.dim(2)}, {Expr(), Expr()}, {Expr(), Expr()}});
+  Var q(b.prefix() + "_q"), phase(b.prefix() + "_phase"), c(b.prefix() + "_c"), n(b.prefix() + "_n");
+  Func operand = b.stage("flat", StageRole::Operand, {}, flat);
+  operand(q, phase, c, n) = inside(sx * (q % pitch) + phase % sx - static_cast<int>(w.pad_begin[1]),
+                                   sy * (q / pitch) + phase / sx - static_cast<int>(w.pad_begin[0]), c, n);
+  RDom red({{0, static_cast<int>(sh.group_channels)},
+            {0, static_cast<int>(w.kernel[0])},
+            {0, static_cast<int>(w.kernel[1])}},
+           b.prefix() + "_r");
+  Var p(b.prefix() + "_p"), o(b.prefix() + "_o");
+  Func acc = b.stage("acc", StageRole::Accumulator, {red[0], red[1], red[2]}, flat);
+  Expr ky = red[1] * dy, kx = red[2] * dx;
+  Expr offset = (ky / sy) * pitch + kx / sx, tap_phase = (ky % sy) * sx + kx % sx;
+  acc(p, o, n) = bias_or_zero(b, o);
+  acc(p, o, n) +=
+      operand(p + offset, tap_phase, input_channel(sh, o, red[0]), n) * W({Expr(o), red[0], red[1], red[2]});
+  b.define_output(0, v, acc(v[3] + v[2] * pitch, v[1], v[0]));
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
@@ -64,6 +118,10 @@ void register_conv_ops(OpRegistry& r) {
     const Window& w = sh.window;
     const TensorFunc &X = b.in(0), &W = b.in(1);
     std::vector<Var> v = b.vars(static_cast<int>(sh.out.size()));  // n, o, p...
+    if (const FlatLayout flat = flat_layout(sh, X); flat.pitch > 0) {
+      build_flat_conv(b, sh, flat, v);
+      return;
+    }
     // X as the window reads it, in padded coordinates (position + pad_begin): 0 in the padding,
     // and clamped into X past it (a register tile wider than a short row computes lanes beyond
     // its end, never stored, which must still read inside X). An Operand: the host's conv tiles
@@ -83,10 +141,7 @@ void register_conv_ops(OpRegistry& r) {
     Region extents{{0, static_cast<int>(sh.group_channels)}};
     for (int d = 0; d < w.spatial(); ++d) extents.emplace_back(0, static_cast<int>(w.kernel[d]));
     RDom red(extents, b.prefix() + "_r");
-    Expr channel = sh.group == 1
-                       ? Expr(red[0])
-                       : (v[1] / static_cast<int>(sh.group_outputs)) * static_cast<int>(sh.group_channels) + red[0];
-    std::vector<Expr> xi{v[0], channel}, wi{v[1], red[0]};
+    std::vector<Expr> xi{v[0], input_channel(sh, v[1], red[0])}, wi{v[1], red[0]};
     for (int d = 0; d < w.spatial(); ++d) {
       xi.push_back(v[2 + d] * static_cast<int>(w.strides[d]) + red[1 + d] * static_cast<int>(w.dilations[d]));
       wi.push_back(red[1 + d]);
@@ -95,7 +150,7 @@ void register_conv_ops(OpRegistry& r) {
     for (int i = 0; i < red.dimensions(); ++i) rvars.push_back(red[i]);
     Func acc = b.stage("acc", StageRole::Accumulator, rvars);
     std::vector<Expr> args(v.begin(), v.end());
-    acc(halide_args(args)) = b.has_input(2) ? b.in(2)({Expr(v[1])}) : Expr(0.0f);
+    acc(halide_args(args)) = bias_or_zero(b, v[1]);
     acc(halide_args(args)) += padded(halide_args(xi)) * W(wi);
     b.define_output(0, v, acc(halide_args(args)));
   };

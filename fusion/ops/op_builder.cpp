@@ -163,9 +163,9 @@ void BuildContext::set_output(int i, Func f) {
   outputs_.at(i) = TensorFunc{f, out_desc_.at(i).dtype, out_desc_.at(i).shape, std::move(ext)};
 }
 
-Func BuildContext::stage(const std::string& suffix, StageRole role, std::vector<RVar> reduction) {
+Func BuildContext::stage(const std::string& suffix, StageRole role, std::vector<RVar> reduction, FlatLayout flat) {
   Func f(prefix_ + "_" + suffix + std::to_string(counter_++));
-  stages_.push_back(Stage{f, role, std::move(reduction)});
+  stages_.push_back(Stage{f, role, std::move(reduction), flat});
   return f;
 }
 

@@ -48,11 +48,20 @@ struct TensorFunc {
 // of the NPU schedule).
 enum class StageRole { Pointwise, Statistic, Accumulator, Constant, Operand };
 
+// The flat form of a 2-D Conv (fusion/ops/conv.cpp): output position (y, x) is p = y * pitch + x,
+// and the operand holds the input split into stride_y x stride_x phases of that pitch.
+struct FlatLayout {
+  int64_t pitch = 0;  // 0: not flat
+  int64_t phases = 1;
+};
+
 struct Stage {
   Halide::Func func;
   StageRole role = StageRole::Pointwise;
   // For reductions: the RDom vars the update runs over (innermost last). For matmul, k.
   std::vector<Halide::RVar> reduction;
+  // A Conv's flat accumulator and operand (conv.cpp): the spatial axes as one. Default: not flat.
+  FlatLayout flat;
 };
 
 class BuildContext {
@@ -88,7 +97,8 @@ class BuildContext {
   // Uses an already defined Func (ONNX-order args) as output i.
   void set_output(int i, Halide::Func f);
   // A fresh Func named after the node, registered as an intermediate stage with a role.
-  Halide::Func stage(const std::string& suffix, StageRole role, std::vector<Halide::RVar> reduction = {});
+  Halide::Func stage(const std::string& suffix, StageRole role, std::vector<Halide::RVar> reduction = {},
+                     FlatLayout flat = {});
   // Registers a Func created elsewhere (e.g. by a helper) as a stage.
   void add_stage(Halide::Func f, StageRole role, std::vector<Halide::RVar> reduction = {});
   // Embeds a small constant tensor into the pipeline.
