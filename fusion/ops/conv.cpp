@@ -63,7 +63,7 @@ FlatLayout flat_layout(const ConvShapes& sh, const TensorFunc& X) {
   const Window& w = sh.window;
   if (w.spatial() != 2 || !X.is_static()) return {};
   const int64_t padded_width = X.shape[3] + w.pad_begin[1] + w.pad_end[1];
-  return {(padded_width + w.strides[1] - 1) / w.strides[1], w.strides[0] * w.strides[1]};
+  return {(padded_width + w.strides[1] - 1) / w.strides[1], w.strides[0] * w.strides[1], sh.group_outputs};
 }
 
 Expr bias_or_zero(BuildContext& b, const Var& o) { return b.has_input(2) ? b.in(2)({Expr(o)}) : Expr(0.0f); }

@@ -53,6 +53,7 @@ enum class StageRole { Pointwise, Statistic, Accumulator, Constant, Operand };
 struct FlatLayout {
   int64_t pitch = 0;  // 0: not flat
   int64_t phases = 1;
+  int64_t group_outputs = 0;  // output channels per group (depthwise: 1): they read their group's inputs only
 };
 
 struct Stage {
