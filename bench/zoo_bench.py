@@ -10,7 +10,7 @@ layer and the fused forward's share of this machine's FMA peak (MatMul/Conv FLOP
 profiler counts them; the peak from `gaf_bench --only peak`). A missing peer is reported and skipped.
 
 usage: zoo_bench.py --gaf build/gaf [--gaf-bench build/bench/gaf_bench] [--node-path DIR/node_modules]
-       [--rounds 5] [--repeat 10] [--models gpt2 llama vit encoder_qscale t5 falcon resnet mobilenet] [--work-dir /tmp/gaf_zoo]
+       [--rounds 5] [--repeat 10] [--models gpt2 llama vit encoder_qscale t5 falcon resnet mobilenet convnext] [--work-dir /tmp/gaf_zoo]
        [--json FILE]
 """
 import argparse

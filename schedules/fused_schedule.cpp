@@ -49,6 +49,20 @@ bool has_statistics(const std::vector<MemberFuncs>& members) {
   return false;
 }
 
+// A reduction member whose output `t` is 1 (or absent), right-aligned against the anchor's shape,
+// along an axis other than the innermost where the anchor is longer: in the anchor's row loop it
+// would be computed again for every row along that axis (a LayerNorm over the channels of NCHW:
+// its per-pixel statistics recomputed for every channel, ConvNeXt's stem norm 37 ms instead of
+// ~0.1). Computed in rows of its own at root instead.
+bool repeats_across_rows(const MemberFuncs& m, const Shape& t, const Shape& anchor) {
+  if (!has_statistic(m)) return false;
+  for (size_t i = 1; i < anchor.size(); ++i) {  // i: position from the end, past the innermost
+    const int64_t extent = i < t.size() ? t[t.size() - 1 - i] : 1;
+    if (extent == 1 && anchor[anchor.size() - 1 - i] > 1) return true;
+  }
+  return false;
+}
+
 bool same_trailing_dims(const Shape& a, const Shape& b, size_t n) {
   if (a.size() < n || b.size() < n) return false;
   return std::equal(a.end() - n, a.end(), b.end() - n);
@@ -281,7 +295,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           if (f.has_update_definition()) f.compute_root();  // Halide cannot inline updates
           break;
         case ComputeDecision::ComputeAt:
-          if (read_at_root.count(&m)) {
+          if (read_at_root.count(&m) || (anchor && repeats_across_rows(m, t.shape, anchor->shape))) {
             stage_at = schedule_rows(t, p);
             break;
           }

@@ -1,6 +1,6 @@
 // The model zoo beyond BERT: each architecture of test/models/export_*.py (GPT-2-style decoder,
 // Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's, a
-// T5-style encoder, ResNet-style and MobileNetV2-style CNNs) is
+// T5-style encoder, ResNet-style, MobileNetV2-style and ConvNeXt-style CNNs) is
 // exported by Debian's python3-torch at opsets 14 and 17 with seeded random weights, loaded through
 // the Engine and run with fusion on and off. Each must reproduce PyTorch's output within a
 // relative L2 error of 1e-5 (||ours - torch||_2 <= 1e-5 ||torch||_2, fp32), and its fused plan is
@@ -38,6 +38,7 @@ const std::map<std::string, std::vector<int>> kOpsets{
     // CNNs: torch folds their eval-mode BatchNorms into the Convs at either opset; 17 only.
     {"resnet", {17}},
     {"mobilenet", {17}},
+    {"convnext", {17}},
     {"t5", {17}},
     {"falcon", {17}}};
 
@@ -283,6 +284,18 @@ void expect_plan(const ZooCase& c, Engine& e) {
     EXPECT_EQ(&group_of(p, "/features/features.3/body/body.1/body.1.2/Clip"),
               &group_of(p, "/features/features.3/body/body.1/body.1.0/Conv"));
     EXPECT_EQ(p.plan->groups.size(), 12u);
+  } else if (c.model == "convnext") {
+    // 5 kernels per block: the 7x7 depthwise Conv; the permute to NHWC with the LayerNorm;
+    // pwconv1 + bias + GELU; pwconv2 + bias; the layer scale, the permute back and the residual
+    // Add, with the next downsampling's channels-first LayerNorm (mean and variance over axis 1,
+    // matched as a LayerNorm) where one follows. 15 kernels with the stem, the downsampling Conv,
+    // the head's LayerNorm and Linear.
+    expect_layer(p, "/features/features.2/",
+                 {"single/-", "normalization/norm_op+generic", "matmul_epilogue/matmul_epilogue",
+                  "matmul_epilogue/matmul_epilogue", "normalization/layernorm_decomposed+generic"});
+    EXPECT_EQ(&group_of(p, "/features/features.2/Add_1"), &group_of(p, "/features/features.3/ReduceMean"));
+    EXPECT_EQ(&group_of(p, "/features/features.2/pwconv1/MatMul"), &group_of(p, "/features/features.2/Erf"));
+    EXPECT_EQ(p.plan->groups.size(), 15u);
   } else if (c.model == "falcon") {
     // Parallel residual: one LayerNorm feeds attention and the MLP side by side, so Q, the one
     // shared K and V head (multi-query) and fc_in read the same rows and are one horizontal
