@@ -1,6 +1,7 @@
 // The model zoo beyond BERT: each architecture of test/models/export_*.py (GPT-2-style decoder,
 // Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's, a
-// T5-style encoder, ResNet-style, MobileNetV2-style and ConvNeXt-style CNNs) is
+// T5-style encoder, ResNet-style, MobileNetV2-style and ConvNeXt-style CNNs, a U-Net-style
+// encoder-decoder) is
 // exported by Debian's python3-torch at opsets 14 and 17 with seeded random weights, loaded through
 // the Engine and run with fusion on and off. Each must reproduce PyTorch's output within a
 // relative L2 error of 1e-5 (||ours - torch||_2 <= 1e-5 ||torch||_2, fp32), and its fused plan is
@@ -39,6 +40,7 @@ const std::map<std::string, std::vector<int>> kOpsets{
     {"resnet", {17}},
     {"mobilenet", {17}},
     {"convnext", {17}},
+    {"unet", {17}},
     {"t5", {17}},
     {"falcon", {17}}};
 
@@ -296,6 +298,17 @@ void expect_plan(const ZooCase& c, Engine& e) {
     EXPECT_EQ(&group_of(p, "/features/features.2/Add_1"), &group_of(p, "/features/features.3/ReduceMean"));
     EXPECT_EQ(&group_of(p, "/features/features.2/pwconv1/MatMul"), &group_of(p, "/features/features.2/Erf"));
     EXPECT_EQ(p.plan->groups.size(), 15u);
+  } else if (c.model == "unet") {
+    // Per encoder level two Conv + ReLU kernels and the MaxPool; per decoder level the upsampling
+    // alone (ConvTranspose, a bilinear Resize, a nearest Resize), the skip Concat read as the
+    // first Conv's prologue, then the second Conv with the first's ReLU read as its prologue and
+    // its own ReLU. 21 kernels with the bottom level and the 1x1 head.
+    for (const std::string level : {"/up.0/", "/up.1/"})
+      expect_layer(p, level, {"single/-", "elementwise/generic", "elementwise/generic"});
+    EXPECT_EQ(group_of(p, "/up.0/up/ConvTranspose").kernel.label, "ConvTranspose");
+    EXPECT_EQ(group_of(p, "/up.1/up/Resize").kernel.label, "Resize");
+    EXPECT_EQ(&group_of(p, "/up.1/Concat"), &group_of(p, "/up.1/conv/conv.0/Conv"));
+    EXPECT_EQ(p.plan->groups.size(), 21u);
   } else if (c.model == "falcon") {
     // Parallel residual: one LayerNorm feeds attention and the MLP side by side, so Q, the one
     // shared K and V head (multi-query) and fc_in read the same rows and are one horizontal

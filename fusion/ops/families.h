@@ -9,21 +9,23 @@ namespace gaf {
 class OpRegistry;
 class InferContext;
 
-void register_unary_ops(OpRegistry& r);     // unary.cpp: math, activations, Cast, Identity, Dropout
-void register_binary_ops(OpRegistry& r);    // binary.cpp: arithmetic, comparisons, Where, Max/Min
-void register_matmul_ops(OpRegistry& r);    // matmul.cpp: MatMul, Gemm
-void register_reduce_ops(OpRegistry& r);    // reduce.cpp: ReduceMean/Sum/Max, GlobalAverage/MaxPool
-void register_norm_ops(OpRegistry& r);      // norm.cpp: Softmax, LogSoftmax, LayerNorm, BatchNorm
-void register_layout_ops(OpRegistry& r);    // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand
-void register_indexing_ops(OpRegistry& r);  // indexing.cpp: Concat, Split, Slice, Gather
-void register_constant_ops(OpRegistry& r);  // constant.cpp: Constant, ConstantOfShape, Shape
-void register_trilu_ops(OpRegistry& r);     // trilu.cpp: Trilu (triangular masks)
-void register_conv_ops(OpRegistry& r);      // conv.cpp: Conv (strides, pads, dilations, groups)
-void register_pool_ops(OpRegistry& r);      // pool.cpp: MaxPool, AveragePool
-void register_pad_ops(OpRegistry& r);       // pad.cpp: Pad (constant, reflect, edge)
-void register_quantize_ops(OpRegistry& r);  // quantize.cpp: (De)QuantizeLinear, DynamicQuantizeLinear,
-                                            // MatMulInteger, QLinearMatMul
-void register_comm_ops(OpRegistry& r);      // comm.cpp: AllReduce, AllGather (com.microsoft)
+void register_unary_ops(OpRegistry& r);           // unary.cpp: math, activations, Cast, Identity, Dropout
+void register_binary_ops(OpRegistry& r);          // binary.cpp: arithmetic, comparisons, Where, Max/Min
+void register_matmul_ops(OpRegistry& r);          // matmul.cpp: MatMul, Gemm
+void register_reduce_ops(OpRegistry& r);          // reduce.cpp: ReduceMean/Sum/Max, GlobalAverage/MaxPool
+void register_norm_ops(OpRegistry& r);            // norm.cpp: Softmax, LogSoftmax, LayerNorm, BatchNorm
+void register_layout_ops(OpRegistry& r);          // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand
+void register_indexing_ops(OpRegistry& r);        // indexing.cpp: Concat, Split, Slice, Gather
+void register_constant_ops(OpRegistry& r);        // constant.cpp: Constant, ConstantOfShape, Shape
+void register_trilu_ops(OpRegistry& r);           // trilu.cpp: Trilu (triangular masks)
+void register_conv_ops(OpRegistry& r);            // conv.cpp: Conv (strides, pads, dilations, groups)
+void register_conv_transpose_ops(OpRegistry& r);  // conv_transpose.cpp: ConvTranspose
+void register_pool_ops(OpRegistry& r);            // pool.cpp: MaxPool, AveragePool
+void register_pad_ops(OpRegistry& r);             // pad.cpp: Pad (constant, reflect, edge)
+void register_resize_ops(OpRegistry& r);          // resize.cpp: Resize (nearest, linear)
+void register_quantize_ops(OpRegistry& r);        // quantize.cpp: (De)QuantizeLinear, DynamicQuantizeLinear,
+                                                  // MatMulInteger, QLinearMatMul
+void register_comm_ops(OpRegistry& r);            // comm.cpp: AllReduce, AllGather (com.microsoft)
 
 // Transpose's permutation: output axis d is input axis perm[d] (ONNX `perm`, default reversed);
 // checked. Also read by the planner (fusion/planner/layout_chains.h, transpose_innermost_dim) to
@@ -43,8 +45,10 @@ inline void register_all_builtin_ops(OpRegistry& r) {
   register_constant_ops(r);
   register_trilu_ops(r);
   register_conv_ops(r);
+  register_conv_transpose_ops(r);
   register_pool_ops(r);
   register_pad_ops(r);
+  register_resize_ops(r);
   register_quantize_ops(r);
   register_comm_ops(r);
 }
