@@ -13,8 +13,9 @@ void register_unary_ops(OpRegistry& r);           // unary.cpp: math, activation
 void register_binary_ops(OpRegistry& r);          // binary.cpp: arithmetic, comparisons, Where, Max/Min
 void register_matmul_ops(OpRegistry& r);          // matmul.cpp: MatMul, Gemm
 void register_reduce_ops(OpRegistry& r);          // reduce.cpp: ReduceMean/Sum/Max, GlobalAverage/MaxPool
-void register_norm_ops(OpRegistry& r);            // norm.cpp: Softmax, LogSoftmax, LayerNorm, BatchNorm
-void register_layout_ops(OpRegistry& r);          // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand
+void register_norm_ops(OpRegistry& r);            // norm.cpp: Softmax, LogSoftmax, LayerNorm, BatchNorm, InstanceNorm
+void register_layout_ops(OpRegistry& r);          // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand,
+                                                  // DepthToSpace, SpaceToDepth
 void register_indexing_ops(OpRegistry& r);        // indexing.cpp: Concat, Split, Slice, Gather
 void register_constant_ops(OpRegistry& r);        // constant.cpp: Constant, ConstantOfShape, Shape
 void register_trilu_ops(OpRegistry& r);           // trilu.cpp: Trilu (triangular masks)

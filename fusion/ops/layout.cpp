@@ -1,5 +1,5 @@
-// Layout ops: Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Expand. Each output element reads
-// exactly one input element (OpClass::Injective).
+// Layout ops: Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Expand, DepthToSpace, SpaceToDepth.
+// Each output element reads exactly one input element (OpClass::Injective).
 #include <algorithm>
 
 #include "fusion/ops/elementwise_util.h"
@@ -279,6 +279,63 @@ void add_expand(OpRegistry& r) {
   r.add(std::move(s));
 }
 
+// DepthToSpace (blocksize b, mode DCR or CRD) and SpaceToDepth (b) on [N, C, H, W]: channels
+// moved into b x b blocks of pixels and back. With C' = C / b^2, output (n, c, h*b + i, w*b + j)
+// of DepthToSpace reads input channel (i*b + j)*C' + c (DCR, the default) or c*b*b + i*b + j
+// (CRD); output (n, (i*b + j)*C + c, h, w) of SpaceToDepth reads input (n, c, h*b + i, w*b + j).
+int64_t blocksize(const InferContext& c) {
+  c.check(c.rank(0) == 4, "input " + shape_str(c.shape(0)) + " must be [N, C, H, W]");
+  const int64_t b = c.attrs().get_int("blocksize", 0);
+  c.check(b >= 1, "blocksize=" + std::to_string(b) + " must be positive");
+  return b;
+}
+
+void add_depth_to_space(OpRegistry& r) {
+  OpSchema s;
+  s.name = "DepthToSpace";
+  s.op_class = OpClass::Injective;
+  s.infer = [](const InferContext& c) {
+    const int64_t b = blocksize(c);
+    const Shape& x = c.shape(0);
+    const std::string mode = c.attrs().get_string("mode", "DCR");
+    c.check(mode == "DCR" || mode == "CRD", "unsupported attribute mode=" + mode + " (DCR or CRD)");
+    c.check(x[1] % (b * b) == 0,
+            "channels " + std::to_string(x[1]) + " must be a multiple of blocksize^2 = " + std::to_string(b * b));
+    return std::vector<TensorDesc>{{c.dtype(0), Shape{x[0], x[1] / (b * b), x[2] * b, x[3] * b}}};
+  };
+  s.build = [](BuildContext& b) {
+    const int bs = static_cast<int>(blocksize(b.infer()));
+    const int channels = static_cast<int>(b.out_desc(0).shape[1]);
+    std::vector<Var> v = b.vars(4);
+    Expr i = v[2] % bs, j = v[3] % bs;
+    Expr c =
+        b.attrs().get_string("mode", "DCR") == "DCR" ? (i * bs + j) * channels + v[1] : v[1] * (bs * bs) + i * bs + j;
+    b.define_output(0, v, b.in(0)({Expr(v[0]), c, v[2] / bs, v[3] / bs}));
+  };
+  r.add(std::move(s));
+}
+
+void add_space_to_depth(OpRegistry& r) {
+  OpSchema s;
+  s.name = "SpaceToDepth";
+  s.op_class = OpClass::Injective;
+  s.infer = [](const InferContext& c) {
+    const int64_t b = blocksize(c);
+    const Shape& x = c.shape(0);
+    c.check(x[2] % b == 0 && x[3] % b == 0,
+            "height and width " + shape_str(x) + " must be multiples of blocksize=" + std::to_string(b));
+    return std::vector<TensorDesc>{{c.dtype(0), Shape{x[0], x[1] * b * b, x[2] / b, x[3] / b}}};
+  };
+  s.build = [](BuildContext& b) {
+    const int bs = static_cast<int>(blocksize(b.infer()));
+    const int channels = static_cast<int>(b.in(0).shape[1]);
+    std::vector<Var> v = b.vars(4);
+    Expr block = v[1] / channels, c = v[1] % channels;
+    b.define_output(0, v, b.in(0)({Expr(v[0]), c, v[2] * bs + block / bs, v[3] * bs + block % bs}));
+  };
+  r.add(std::move(s));
+}
+
 }  // namespace
 
 void register_layout_ops(OpRegistry& r) {
@@ -288,6 +345,8 @@ void register_layout_ops(OpRegistry& r) {
   add_reshape_like(r, "Flatten", 1, {}, flatten_shape, flatten_extents);
   add_reshape_like(r, "Squeeze", 2, {1}, squeeze_shape, unit_change_extents);
   add_reshape_like(r, "Unsqueeze", 2, {1}, unsqueeze_shape, unit_change_extents);
+  add_depth_to_space(r);
+  add_space_to_depth(r);
 }
 
 }  // namespace gaf

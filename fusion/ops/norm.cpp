@@ -1,4 +1,5 @@
-// Normalisations: Softmax, LogSoftmax, LayerNormalization, BatchNormalization. Row statistics
+// Normalisations: Softmax, LogSoftmax, LayerNormalization, BatchNormalization,
+// InstanceNormalization. Row statistics
 // are Statistic stages from reduce_util.h, accumulated in float32.
 #include <cmath>
 
@@ -118,6 +119,34 @@ void add_layer_norm(OpRegistry& r) {
   r.add(std::move(s));
 }
 
+// InstanceNormalization(X [N, C, spatial...], scale [C], B [C]): per image and channel over the
+// spatial axes, y = (x - mean) / sqrt(var + epsilon) * scale[c] + B[c] (population variance).
+void add_instance_norm(OpRegistry& r) {
+  OpSchema s;
+  s.name = "InstanceNormalization";
+  s.op_class = OpClass::Reduction;
+  s.min_inputs = 3;
+  s.max_inputs = 3;
+  s.infer = [](const InferContext& c) {
+    for (int i = 0; i < 3; ++i) check_f32(c, i);
+    c.check(c.rank(0) >= 3, "X " + shape_str(c.shape(0)) + " must have rank >= 3 (N, C, spatial...)");
+    const Shape channels{c.shape(0)[1]};
+    c.check(c.shape(1) == channels && c.shape(2) == channels,
+            "scale " + shape_str(c.shape(1)) + " and B " + shape_str(c.shape(2)) + " must be " + shape_str(channels));
+    return std::vector<TensorDesc>{{c.dtype(0), c.shape(0)}};
+  };
+  s.build = [](BuildContext& b) {
+    const TensorFunc& x = b.in(0);
+    const int rank = x.rank();
+    const float eps = b.attrs().get_float("epsilon", 1e-5f);
+    MeanVar mv = mean_var(b, x.dims(), axes_from(rank, 2), reader(x));
+    RowStat inv = map_stat(b, "invstd", mv.var, [eps](const Expr& v) { return 1.0f / sqrt(v + eps); });
+    std::vector<Var> v = b.vars(rank);
+    b.define_output(0, v, (x(v) - mv.mean.at(v)) * inv.at(v) * b.in(1)({Expr(v[1])}) + b.in(2)({Expr(v[1])}));
+  };
+  r.add(std::move(s));
+}
+
 // BatchNormalization(X, scale, B, mean, var) over channel axis 1.
 // Inference: y = (x - mean) / sqrt(var + eps) * scale + B, a per-element map.
 // Training (training_mode=1 from opset 14; older opsets train when they ask for the running
@@ -188,6 +217,7 @@ void register_norm_ops(OpRegistry& r) {
   add_softmax(r, "Softmax", false);
   add_softmax(r, "LogSoftmax", true);
   add_layer_norm(r);
+  add_instance_norm(r);
   add_batch_norm(r);
 }
 
