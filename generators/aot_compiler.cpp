@@ -114,14 +114,27 @@ std::vector<Halide::Target> aot_targets(const std::string& spec_list, bool npu) 
   return targets;
 }
 
-// The distinct kernels: one object per signature (with dynamic dims, per signature and size
-// class) in the staging folder (with several targets, a dispatching one), the plan's kernel
-// entries, each group's function per class, and the header prototypes.
-struct CompiledKernels : PlanKernels {
-  std::vector<std::string> fallbacks;  // kernels on the reference schedule (lower_group_pipeline)
-  std::string prototypes;
-  int tuned = 0;
-  std::set<std::string> cpu_features;  // AotPlan::cpu_features
+// The AOT backend: each distinct kernel an object in the staging folder (with several targets, one
+// that dispatches), with its header prototypes and the CPU features its dot products need.
+class ObjectKernels : public KernelBackend {
+ public:
+  ObjectKernels(const std::vector<Halide::Target>& targets, const StagingDir& stage, size_t dynamic_dims)
+      : targets_(targets), stage_(stage), dynamic_dims_(dynamic_dims) {}
+  HostScheduleParams default_params() const override { return host_params_for(targets_.front()); }
+  BuiltKernel build(const KernelSite& site) override;
+
+  std::string prototypes() const { return protos_.str(); }
+  const std::set<std::string>& cpu_features() const { return cpu_features_; }
+
+ private:
+  void compile_multitarget(const KernelSite& site);
+  void add_prototype(const KernelSite& site, size_t computed);
+
+  const std::vector<Halide::Target>& targets_;
+  const StagingDir& stage_;
+  size_t dynamic_dims_;
+  std::ostringstream protos_;
+  std::set<std::string> cpu_features_;  // AotPlan::cpu_features
 };
 
 // The target a kernel reading dot-product weights `w` is compiled for (one-target libraries), and
@@ -138,81 +151,69 @@ Halide::Target dot_kernel_target(GroupPipeline& q, const Halide::Target& target,
   return t;
 }
 
-CompiledKernels compile_kernels(const Graph& g, const FusionPlan& plan, const AotOptions& opts,
-                                const std::vector<Halide::Target>& targets, const StagingDir& stage) {
-  const Halide::Target& target = targets.front();
-  const HostScheduleParams defaults = host_params_for(target);
-  const std::string machine = opts.schedules ? host_machine_key() : "";
-  CompiledKernels out;
-  const KernelNumbering numbering = number_kernels(g, plan);
-  out.classes = numbering.classes;
-  out.fn_of_group = kernel_function_names(numbering, plan, opts.name);
-  std::ostringstream protos;
-  std::optional<Graph> typed;
-  for (size_t i = 0; i < numbering.kernels.size(); ++i) {
-    const size_t c = numbering.kernels[i].shape_class;
-    const ShapeClass& cls = out.classes[c];
-    if (i == 0 || c != numbering.kernels[i - 1].shape_class) typed = class_graph(g, cls);
-    const Graph& gc = typed ? *typed : g;
-    const FusionGroup& grp = plan.groups[numbering.kernels[i].group];
-    const TunedSchedule* tuned =
-        opts.schedules && !opts.npu ? opts.schedules->find(grp.signature, "host", machine) : nullptr;
-    const std::string fn = opts.name + "_k" + std::to_string(i);
-    try {
-      const KernelOptions kopts{tuned ? with_tuned(defaults, *tuned) : defaults,
-                                opts.npu ? ScheduleSource::NpuTile : ScheduleSource::Host, opts.npu};
-      std::string fallback;
-      std::unique_ptr<GroupPipeline> single;
-      if (targets.size() == 1) {
-        const std::string obj = stage.path(fn + ".o").string();
-        const DType dot = packed_dot_weights(gc, grp.nodes);
-        single = lower_group_pipeline(
-            gc, grp, kopts, target,
-            [&](GroupPipeline& q) {
-              const Halide::Target t = dot_kernel_target(q, target, dot, out.cpu_features);
-              q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), fn, t);
-            },
-            fallback);
-        if (!fallback.empty()) out.fallbacks.push_back(schedule_fallback_line(grp, cls, fallback));
-      } else {
-        single = std::make_unique<GroupPipeline>(gc, grp, kopts, target);
-      }
-      GroupPipeline& p = *single;
-      if (p.has_pipeline() && targets.size() > 1) {
-        std::vector<std::unique_ptr<GroupPipeline>> keep;
-        std::vector<std::string> suffixes;
-        for (size_t t = 0; t < targets.size(); ++t) suffixes.push_back("t" + std::to_string(t));
-        auto factory = [&](const std::string& fn_name, const Halide::Target& t) {
-          bool primary = t == targets.front();  // tuned parameters were measured on this machine
-          HostScheduleParams params = host_params_for(t);
-          if (primary && tuned) params = with_tuned(params, *tuned);
-          keep.push_back(std::make_unique<GroupPipeline>(gc, grp, KernelOptions{params}, t));
-          return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
-        };
-        Halide::compile_multitarget(fn, {{Halide::OutputFileType::object, stage.path(fn + ".o").string()}}, targets,
-                                    suffixes, factory);
-      }
-      out.kernels.push_back(aot_kernel_entry(p.has_pipeline() ? fn : "", grp, tuned != nullptr,
-                                             p.npu() ? &p.npu()->stages : nullptr,
-                                             p.npu() ? p.npu()->tiles : std::vector<std::string>{}));
-      if (p.has_pipeline()) {
-        protos << "int " << fn << "(";
-        for (size_t a = 0; a < grp.inputs.size(); ++a) protos << (a ? ", " : "") << "struct halide_buffer_t*";
-        for (size_t d = 0; d < g.dynamic.size(); ++d) protos << ", int32_t";
-        for (size_t a = 0; a < p.computed().size(); ++a) protos << ", struct halide_buffer_t*";
-        protos << ");  // g" << grp.id << " " << fusion_kind_name(grp.kind) << ": " << grp.inputs.size() << " inputs, "
-               << g.dynamic.size() << " dims, " << p.computed().size() << " outputs"
-               << (g.dynamic.empty() ? "" : ", " + cls.str()) << "\n";
-        protos << "int " << fn << "_argv(void** args);\n";
-      }
-    } catch (const Halide::CompileError& e) {
-      throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
-                     "): Halide compile error: " + std::string(e.what()));
+BuiltKernel ObjectKernels::build(const KernelSite& site) {
+  const Graph& gc = *site.g;
+  const FusionGroup& grp = *site.grp;
+  const Halide::Target& target = targets_.front();
+  BuiltKernel b;
+  std::unique_ptr<GroupPipeline> p;
+  try {
+    if (targets_.size() == 1) {
+      const std::string obj = stage_.path(site.function + ".o").string();
+      const DType dot = packed_dot_weights(gc, grp.nodes);
+      p = lower_group_pipeline(
+          gc, grp, site.options, target,
+          [&](GroupPipeline& q) {
+            const Halide::Target t = dot_kernel_target(q, target, dot, cpu_features_);
+            q.pipeline().compile_to({{Halide::OutputFileType::object, obj}}, q.arguments(), site.function, t);
+          },
+          b.fallback);
+    } else {
+      p = std::make_unique<GroupPipeline>(gc, grp, site.options, target);
+      if (p->has_pipeline()) compile_multitarget(site);
     }
-    if (c == 0) out.tuned += tuned != nullptr;
+  } catch (const Halide::CompileError& e) {
+    throw GafError("group g" + std::to_string(grp.id) + " (" + fusion_kind_name(grp.kind) +
+                   "): Halide compile error: " + std::string(e.what()));
   }
-  out.prototypes = protos.str();
-  return out;
+  b.computes = p->has_pipeline();
+  if (p->npu()) {
+    b.npu_stages = p->npu()->stages;
+    b.npu_tiles = p->npu()->tiles;
+  }
+  if (b.computes) add_prototype(site, p->computed().size());
+  return b;
+}
+
+// Once per target with that target's schedule parameters (the tuned ones only for the first:
+// they were measured on this machine), plus Halide's wrapper that picks the first target the CPU
+// supports at run time.
+void ObjectKernels::compile_multitarget(const KernelSite& site) {
+  std::vector<std::unique_ptr<GroupPipeline>> keep;
+  std::vector<std::string> suffixes;
+  for (size_t t = 0; t < targets_.size(); ++t) suffixes.push_back("t" + std::to_string(t));
+  auto factory = [&](const std::string& fn_name, const Halide::Target& t) {
+    HostScheduleParams params = host_params_for(t);
+    if (t == targets_.front() && site.tuned) params = with_tuned(params, *site.tuned);
+    keep.push_back(std::make_unique<GroupPipeline>(*site.g, *site.grp, KernelOptions{params}, t));
+    return keep.back()->pipeline().compile_to_module(keep.back()->arguments(), fn_name, t);
+  };
+  Halide::compile_multitarget(site.function,
+                              {{Halide::OutputFileType::object, stage_.path(site.function + ".o").string()}}, targets_,
+                              suffixes, factory);
+}
+
+void ObjectKernels::add_prototype(const KernelSite& site, size_t computed) {
+  const FusionGroup& grp = *site.grp;
+  const std::string& fn = site.function;
+  protos_ << "int " << fn << "(";
+  for (size_t a = 0; a < grp.inputs.size(); ++a) protos_ << (a ? ", " : "") << "struct halide_buffer_t*";
+  for (size_t d = 0; d < dynamic_dims_; ++d) protos_ << ", int32_t";
+  for (size_t a = 0; a < computed; ++a) protos_ << ", struct halide_buffer_t*";
+  protos_ << ");  // g" << grp.id << " " << fusion_kind_name(grp.kind) << ": " << grp.inputs.size() << " inputs, "
+          << dynamic_dims_ << " dims, " << computed << " outputs" << (dynamic_dims_ == 0 ? "" : ", " + site.cls->str())
+          << "\n";
+  protos_ << "int " << fn << "_argv(void** args);\n";
 }
 
 // The Halide runtime once (for several targets, the fallback's: it must run on every CPU the
@@ -229,7 +230,7 @@ void link_library(const std::vector<Halide::Target>& targets, const StagingDir& 
 }
 
 // The header: prototypes, the kernel table, and the table's hash (the plan carries the same).
-std::string header_text(const AotPlan& plan, const CompiledKernels& ks, int kernels) {
+std::string header_text(const AotPlan& plan, const std::string& prototypes, int kernels) {
   const std::string& name = plan.name;
   std::ostringstream h;
   h << "// Generated by gaf compile (graph-autofusion) from " << plan.model << " for " << plan.halide_target << ".\n// "
@@ -238,10 +239,10 @@ std::string header_text(const AotPlan& plan, const CompiledKernels& ks, int kern
     << "// Every kernel takes its group's inputs (halide_buffer_t*), the model's dynamic dims (int32_t, if\n"
     << "// any), then its outputs (halide_buffer_t*).\n"
     << "#pragma once\n\n#include <HalideRuntime.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-    << ks.prototypes << "\n"
+    << prototypes << "\n"
     << kAotKernelTypes << "\n"
     << "static const gaf_aot_kernel " << name << "_kernels[] = {\n";
-  for (const AotKernel& k : ks.kernels)
+  for (const AotKernel& k : plan.kernels)
     if (!k.function.empty()) h << "    {\"" << k.function << "\", " << k.function << "_argv},\n";
   h << "    {0, 0}};\n\n"
     << "// The plan's kernels and argument shapes these functions were compiled for (PlanRunner\n"
@@ -291,26 +292,32 @@ AotResult compile_plan_aot(const Graph& loaded, const FusionPlan& plan, const Ao
   StagingDir stage(opts.out_dir, opts.name);
   const std::string& name = opts.name;
 
-  const CompiledKernels ks = compile_kernels(g, plan, opts, targets, stage);
-  res.kernels = static_cast<int>(ks.kernels.size());
-  res.schedule_fallbacks = ks.fallbacks;
-  res.tuned_kernels = ks.tuned;
+  // The build gaf run does, with each kernel an object instead of JIT code.
+  ObjectKernels objects(targets, stage, g.dynamic.size());
+  ExecutableOptions eo;
+  eo.schedules = opts.schedules;
+  eo.npu = opts.npu;
+  eo.kv_caches = opts.kv_caches;
+  eo.backend = &objects;
+  eo.model = opts.model;
+  Executable built = build_executable(g, plan, name, eo);
+  AotPlan& p = built.plan;
+  res.kernels = static_cast<int>(p.kernels.size());
+  res.schedule_fallbacks = built.stats.schedule_fallbacks;
+  for (size_t i = 0; i < p.kernels.size(); ++i)  // as tuned groups are counted: at the first size class
+    res.tuned_kernels += p.kernels[i].tuned && built.numbering.kernels[i].shape_class == 0;
   link_library(targets, stage, name);
 
-  const MemoryPlan mp = plan_memory(g, plan);
-  res.arena_bytes = mp.arena_bytes;
-  res.lower_bound = mp.lower_bound;
-  AotPlan p = make_aot_plan(g, plan, mp, opts.name, opts.model, opts.npu, ks);
+  res.arena_bytes = p.arena_bytes;
+  res.lower_bound = p.arena_lower_bound;
   p.halide_target = res.target;
-  p.weights = weight_entries(g, plan, mp, p.weights_bytes);
+  p.weights_file = name + ".weights";
   write_weights_file(g, p.weights, stage.path(p.weights_file));
   res.weight_bytes = p.weights_bytes;
-  for (const auto& [present, b] : opts.kv_caches)
-    p.kv_caches.push_back(AotKvCache{present, b.past, b.axis, b.capacity, b.append});
-  p.cpu_features.assign(ks.cpu_features.begin(), ks.cpu_features.end());
+  p.cpu_features.assign(objects.cpu_features().begin(), objects.cpu_features().end());
   p.kernel_table_hash_recorded = p.kernel_table_hash();
   p.validate("the plan of " + name);  // what the runner will check, checked here first
-  write_text(stage.path(name + ".h"), header_text(p, ks, res.kernels));
+  write_text(stage.path(name + ".h"), header_text(p, objects.prototypes(), res.kernels));
   write_text(stage.path(name + ".plan.json"), p.to_json());
 
   res.files = stage.commit({name + ".a", name + ".h", name + ".weights", name + ".plan.json"});

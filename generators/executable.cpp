@@ -143,24 +143,52 @@ AotPlan make_aot_plan(const Graph& g, const FusionPlan& plan, const MemoryPlan& 
   return p;
 }
 
+namespace {
+
+// The default backend: each kernel JIT-compiled for this machine (compile_group_kernel), called
+// through run_argv.
+class JitKernels : public KernelBackend {
+ public:
+  explicit JitKernels(const Graph& g) {
+    for (const auto& [d, range] : g.dynamic) dim_names_.push_back(d);
+  }
+  HostScheduleParams default_params() const override { return host_params_for(host_target()); }
+  BuiltKernel build(const KernelSite& site) override {
+    std::shared_ptr<GroupKernel> k = compile_group_kernel(*site.g, *site.grp, site.options);
+    BuiltKernel b;
+    b.fallback = k->schedule_fallback();
+    for (const TensorDesc& d : k->output_descs()) b.computes = b.computes || shape_numel(d.shape) > 0;
+    if (k->npu_stages()) b.npu_stages = *k->npu_stages();
+    b.npu_tiles = k->npu_tiles();
+    b.call = [k, n_in = site.grp->inputs.size(), dims = dim_names_](void** args) {
+      return k->run_argv(args, n_in, dims);
+    };
+    return b;
+  }
+
+ private:
+  std::vector<std::string> dim_names_;  // the kernels' scalar arguments, in the plan's order
+};
+
+}  // namespace
+
 Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
                             const ExecutableOptions& opts) {
   check_library_name(name);
   const auto t0 = std::chrono::steady_clock::now();
+  JitKernels jit(g);
+  KernelBackend& backend = opts.backend ? *opts.backend : jit;
   const NpuTarget* npu = opts.npu;
-  const HostScheduleParams defaults = host_params_for(host_target());
+  const HostScheduleParams defaults = backend.default_params();
   const std::string target = npu ? "npu-tile" : "host";
   const std::string machine = !opts.schedules ? "" : npu ? npu_machine_key(*npu) : host_machine_key();
   Executable out;
-  std::vector<std::string> dim_names;  // the kernels' scalar arguments, in the plan's order
-  for (const auto& [d, range] : g.dynamic) dim_names.push_back(d);
   out.numbering = number_kernels(g, plan);
   const KernelNumbering& numbering = out.numbering;
   PlanKernels ks;
   ks.classes = numbering.classes;
   ks.fn_of_group = kernel_function_names(numbering, plan, name);
   ks.kernels.resize(numbering.kernels.size());
-  out.group_kernels.resize(numbering.kernels.size());
   size_t done = 0;
   for (size_t c = 0; c < ks.classes.size(); ++c) {
     // With dynamic dims every group has one kernel per size class, compiled on the graph typed
@@ -180,28 +208,27 @@ Executable build_executable(const Graph& g, const FusionPlan& plan, const std::s
         if (opts.progress) opts.progress(++done, grp);
         continue;
       }
-      std::shared_ptr<GroupKernel> k =
-          compile_group_kernel(gc, grp,
-                               {tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
-                                npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
-                                tuned && npu ? tuned->npu : NpuScheduleParams{}, opts.comm});
+      KernelSite site{i,
+                      name + "_k" + std::to_string(i),
+                      &ks.classes[c],
+                      &gc,
+                      &grp,
+                      tuned,
+                      KernelOptions{tuned && !npu ? with_tuned(defaults, *tuned) : defaults,
+                                    npu ? ScheduleSource::NpuTile : ScheduleSource::Host, npu,
+                                    tuned && npu ? tuned->npu : NpuScheduleParams{}, opts.comm}};
+      BuiltKernel k = backend.build(site);
       ++out.stats.kernels_compiled;
-      if (!k->schedule_fallback().empty())
-        out.stats.schedule_fallbacks.push_back(schedule_fallback_line(grp, ks.classes[c], k->schedule_fallback()));
-      bool computes = false;
-      for (const TensorDesc& d : k->output_descs()) computes = computes || shape_numel(d.shape) > 0;
-      const std::string fn = name + "_k" + std::to_string(i);
-      ks.kernels[i] = aot_kernel_entry(computes ? fn : "", grp, tuned != nullptr, k->npu_stages(), k->npu_tiles());
-      out.group_kernels[i] = k;
-      if (computes)
-        out.kernels[fn] = [k, n_in = grp.inputs.size(), dim_names](void** args) {
-          return k->run_argv(args, n_in, dim_names);
-        };
+      if (!k.fallback.empty())
+        out.stats.schedule_fallbacks.push_back(schedule_fallback_line(grp, ks.classes[c], k.fallback));
+      ks.kernels[i] = aot_kernel_entry(k.computes ? site.function : "", grp, tuned != nullptr,
+                                       k.npu_stages ? &*k.npu_stages : nullptr, k.npu_tiles);
+      if (k.computes && k.call) out.kernels[site.function] = std::move(k.call);
       if (opts.progress) opts.progress(++done, grp);
     }
   }
   const MemoryPlan mp = plan_memory(g, plan);
-  out.plan = make_aot_plan(g, plan, mp, name, g.name, npu, ks);
+  out.plan = make_aot_plan(g, plan, mp, name, opts.model.empty() ? g.name : opts.model, npu, ks);
   out.plan.halide_target = host_target().to_string();
   out.plan.weights_file = "";  // the weights are the graph's constants
   out.plan.weights = weight_entries(g, plan, mp, out.plan.weights_bytes);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,42 @@ std::string schedule_fallback_line(const FusionGroup& grp, const ShapeClass& cls
 // weights file's size.
 std::vector<AotWeight> weight_entries(const Graph& g, const FusionPlan& plan, const MemoryPlan& mp, int64_t& total);
 
-// ---- Built in this process ----
+// ---- The kernels, built once per distinct key ----
 
 // Called after each group's kernel is ready (compiled or shared): groups done so far, the group.
 using CompileProgress = std::function<void(size_t done, const FusionGroup& grp)>;
+
+// One distinct kernel of the numbering: number `number`, the function `function` (NAME_k<i>),
+// compiled from group `grp` on `g` (typed at size class `cls`) with `options` (the target's
+// defaults, or `tuned`'s parameters).
+struct KernelSite {
+  size_t number = 0;
+  std::string function;
+  const ShapeClass* cls = nullptr;
+  const Graph* g = nullptr;
+  const FusionGroup* grp = nullptr;
+  const TunedSchedule* tuned = nullptr;
+  KernelOptions options;
+};
+
+// What a backend made of a kernel.
+struct BuiltKernel {
+  bool computes = false;                  // some output is not zero-sized: the plan names its function
+  std::string fallback;                   // non-empty: on the reference schedule, and why (lower_group_pipeline)
+  std::optional<NpuStageMap> npu_stages;  // the NPU tile model's stage map, and its tiles
+  std::vector<std::string> npu_tiles;
+  PlanKernel call;  // JIT: the kernel behind the runner's interface; empty when it is an object file
+};
+
+// How a kernel becomes code: JIT-compiled in this process (the default backend) or an object of
+// a static library (gaf compile, aot_compiler.cpp). build_executable makes every other decision.
+class KernelBackend {
+ public:
+  virtual ~KernelBackend() = default;
+  // The host schedules' parameters of a kernel without a tuned entry (its target's).
+  virtual HostScheduleParams default_params() const = 0;
+  virtual BuiltKernel build(const KernelSite& site) = 0;
+};
 
 struct ExecutableOptions {
   // A group whose signature this database holds for this machine (host) or for `npu`'s
@@ -69,6 +102,9 @@ struct ExecutableOptions {
   Communicator* comm = nullptr;
   // KV caches the runtime owns (bind_kv_caches has marked their values), by present.
   std::map<std::string, KvCacheBinding> kv_caches;
+  // Null: every kernel JIT-compiled for this machine. gaf compile passes its object writer.
+  KernelBackend* backend = nullptr;
+  std::string model;  // recorded in the plan; empty: the graph's name
 };
 
 struct Executable {
@@ -80,12 +116,13 @@ struct Executable {
   ExecStats stats;
   std::vector<bool> tuned;  // per group
   KernelNumbering numbering;
-  std::vector<std::shared_ptr<GroupKernel>> group_kernels;  // by kernel number
 };
 
-// The plan gaf compile would write for `g` as it is (packed or not), its kernels JIT-compiled as
-// compile_group_kernel compiles them, named NAME_k<i> in the one numbering; the weights are
-// `g`'s constants. The kernels were built from `g`: keep it alive while they run.
+// The one builder of a plan's kernels, for gaf run and gaf compile alike: the plan gaf compile
+// writes for `g` as it is (packed or not), each distinct kernel of the one numbering built once
+// by the backend (JIT-compiled by compile_group_kernel unless opts.backend says otherwise),
+// named NAME_k<i>, with the tuned parameters the schedule database holds for its group; the
+// weights are `g`'s constants. The kernels were built from `g`: keep it alive while they run.
 Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
                             const ExecutableOptions& opts = {});
 

@@ -1,7 +1,6 @@
-// Which groups of a plan share a kernel, numbered once for every consumer: the JIT executor
-// (FusedExecutor), gaf compile (compile_plan_aot: kernel i is the function NAME_k<i>) and the JIT
-// kernel table (jit_kernel_table) all compile kernels.size() kernels in this order, so a kernel's
-// number means the same thing on every path. No Halide here.
+// Which groups of a plan share a kernel, numbered once: build_executable (generators/executable.h),
+// the one builder behind gaf run and gaf compile, builds kernels.size() kernels in this order, so
+// kernel i is the function NAME_k<i> on every path. No Halide here.
 #pragma once
 
 #include <string>
