@@ -43,7 +43,7 @@ void run_dynamic_section(const BenchOptions& o, std::vector<Row>& rows) {
   dynamic.compile();
   const double dyn_compile = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "dynamic: one engine for seq 1..%lld compiled in %.1f s (%zu size classes)\n",
-               static_cast<long long>(hi), dyn_compile, dynamic.compile().shape_classes().size());
+               static_cast<long long>(hi), dyn_compile, dynamic.compile().numbering.classes.size());
   for (int64_t seq : o.dynamic_seqs) {
     if (seq < 1 || seq > hi) continue;
     EngineOptions fixed;

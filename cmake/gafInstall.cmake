@@ -25,7 +25,7 @@ set(GAF_PUBLIC_HEADERS
   fusion/report/report.h
   schedules/host_params.h schedules/npu_params.h schedules/schedule_db.h
   generators/custom_rules.h generators/custom_algorithm.h generators/aot_compiler.h
-  generators/fused_executor.h generators/group_kernel.h generators/node_kernel.h
+  generators/executable.h generators/group_kernel.h generators/node_kernel.h
   generators/reference_executor.h
   engine/engine.h engine/model_source.h engine/rule_plugin.h)
 foreach(h IN LISTS GAF_PUBLIC_HEADERS)

@@ -125,9 +125,8 @@ const FusionPlan& Engine::plan() {
       again.source_nodes.insert(plan_->source_nodes.begin(), plan_->source_nodes.end());
       plan_ = std::move(again);
     }
-    std::vector<std::string> lines = shard_.applied;
-    lines.insert(lines.end(), shard_.refused.begin(), shard_.refused.end());
-    plan_->rewrites.insert(plan_->rewrites.begin(), lines.begin(), lines.end());
+    plan_->rewrites.insert(plan_->rewrites.begin(), shard_.applied.begin(), shard_.applied.end());
+    plan_->refused.insert(plan_->refused.begin(), shard_.refused.begin(), shard_.refused.end());
   }
   return *plan_;
 }
@@ -142,23 +141,40 @@ const Graph& Engine::kernel_graph() {
   return graph_;
 }
 
-FusedExecutor& Engine::compile(const CompileProgress& progress) {
-  if (!executor_) {
+Executable& Engine::compile(const CompileProgress& progress) {
+  if (!executable_) {
     kernel_graph();
-    std::map<std::string, KvCacheBinding> caches = kv_bindings();
-    const Graph& g = graph_;
     // Ranks that loaded different models or options are refused before anything compiles.
     if (opts_.comm && opts_.comm->size() > 1) opts_.comm->check_same(plan_hash(graph_.name, *plan_), "the plan");
-    executor_ = std::make_unique<FusedExecutor>(g, *plan_,
-                                                ExecutorOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr,
-                                                                progress, opts_.comm.get(), std::move(caches)});
+    executable_ = std::make_unique<Executable>(
+        build_executable(graph_, *plan_, "gaf",
+                         ExecutableOptions{opts_.schedules, opts_.npu ? &*opts_.npu : nullptr, progress,
+                                           opts_.comm.get(), kv_bindings()}));
+    for (const std::string& in : graph_.inputs())
+      if (graph_.value(in).constant) defaults_.push_back(in);
   }
-  return *executor_;
+  return *executable_;
 }
 
-void Engine::run(const TensorMap& inputs, TensorMap& outputs) { compile().run(inputs, outputs); }
+void Engine::run(const TensorMap& inputs, TensorMap& outputs) {
+  PlanRunner& runner = *compile().runner;
+  check_graph_inputs(graph_, inputs);
+  bool complete = true;
+  for (const std::string& in : defaults_) complete = complete && inputs.count(in);
+  if (complete) {
+    runner.run(inputs, outputs);
+  } else {  // the defaults of the inputs not given
+    TensorMap given = inputs;
+    for (const std::string& in : defaults_) given.emplace(in, *graph_.value(in).constant);
+    runner.run(given, outputs);
+  }
+}
 
-TensorMap Engine::run(const TensorMap& inputs) { return compile().run(inputs); }
+TensorMap Engine::run(const TensorMap& inputs) {
+  TensorMap outputs;
+  run(inputs, outputs);
+  return outputs;
+}
 
 AotResult Engine::compile_aot(AotOptions aot) {
   if (packed_)
@@ -171,7 +187,7 @@ AotResult Engine::compile_aot(AotOptions aot) {
 }
 
 void Engine::set_kv_caches(std::vector<KvCacheBinding> caches) {
-  if (executor_ || kv_bindings_) throw GafError("internal: KV caches set after they were bound");
+  if (executable_ || kv_bindings_) throw GafError("internal: KV caches set after they were bound");
   opts_.kv_caches = std::move(caches);
 }
 

@@ -14,7 +14,7 @@
 #include "fusion/planner/planner.h"
 #include "fusion/planner/tensor_parallel.h"
 #include "generators/aot_compiler.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "generators/kv_cache.h"
 #include "generators/precision.h"
 #include "runtime/communicator.h"
@@ -70,10 +70,13 @@ class Engine {
   const FusionPlan& plan();
   // The graph kernels are compiled from: planned, and packed when pack_weights (host).
   const Graph& kernel_graph();
-  // `progress` is called as each group's kernel is ready (the first call compiles; later ones return it).
-  FusedExecutor& compile(const CompileProgress& progress = {});
+  // The plan's kernels built and ready to run (`runner`); `progress` is called as each group's
+  // kernel is ready (the first call compiles; later ones return it).
+  Executable& compile(const CompileProgress& progress = {});
   // Runs into `outputs`, kept by the caller across runs: after the first run, a run writes into
-  // the same tensors and allocates no tensor memory (FusedExecutor::run).
+  // the same tensors and allocates no tensor memory (PlanRunner::run). Inputs are checked against
+  // the graph first (names, dtypes, shapes, dims); an input with a default (an initializer) may
+  // be left out. One run at a time per engine.
   void run(const TensorMap& inputs, TensorMap& outputs);
   TensorMap run(const TensorMap& inputs);
   // Compiles the plan ahead of time (generators/aot_compiler.h) with this engine's schedules and
@@ -114,7 +117,8 @@ class Engine {
   std::optional<FusionPlan> plan_;
   bool packed_ = false;
   ShardResult shard_;
-  std::unique_ptr<FusedExecutor> executor_;
+  std::unique_ptr<Executable> executable_;
+  std::vector<std::string> defaults_;  // graph inputs with a default value (an initializer)
   std::optional<std::map<std::string, KvCacheBinding>> kv_bindings_;
   Precision requested_precision_ = Precision::Fp32;  // --precision as given
   std::string precision_note_;

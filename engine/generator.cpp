@@ -144,7 +144,7 @@ Generator::Generator(const std::string& dir, int64_t batch, int64_t max_len, Eng
     const auto t0 = std::chrono::steady_clock::now();
     step_->run(in, out);
     profile_.run_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    const std::vector<double>& ms = step_->compile().group_ms();
+    const std::vector<double>& ms = step_->compile().runner->group_ms();
     profile_.group_ms.resize(ms.size(), 0.0);
     for (size_t s = 0; s < ms.size(); ++s) profile_.group_ms[s] += ms[s];
     ++profile_.steps;
@@ -158,7 +158,7 @@ double DecodeProfile::kernel_ms() const {
 }
 
 void Generator::set_profiling(bool on) {
-  step_->compile().set_profiling(on);
+  step_->compile().runner->set_profiling(on);
   profiling_ = on;
   profile_ = DecodeProfile();
 }

@@ -236,8 +236,20 @@ Executable build_executable(const Graph& g, const FusionPlan& plan, const std::s
   for (const auto& [present, b] : opts.kv_caches)
     out.plan.kv_caches.push_back(AotKvCache{present, b.past, b.axis, b.capacity, b.append});
   out.plan.kernel_table_hash_recorded = out.plan.kernel_table_hash();
+  if (!opts.backend) {
+    out.runner = std::make_unique<PlanRunner>(out.plan, out.kernels, out.weights);
+    // Profiling a tensor-parallel run: the ranks meet before each group, so that a group's time
+    // is its own and not the wait for a rank still busy with the group before (load imbalance
+    // is the forward time's, not a group's). Every rank profiles the same plan: same collectives.
+    if (Communicator* comm = opts.comm; comm && comm->size() > 1)
+      out.runner->set_group_hook([comm](size_t s) { comm->barrier("profiling: start of group " + std::to_string(s)); });
+  }
   out.stats.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+std::vector<std::string> Executable::npu_tiles(size_t s) const {
+  return plan.kernels.at(numbering.kernel_of(0, s)).npu_tiles;
 }
 
 }  // namespace gaf

@@ -2,7 +2,8 @@
 // outputs, the arena, the groups with their kernels by number, index checks, KV caches) and,
 // built in this process, its kernels JIT-compiled and its weights. The fused executor runs it
 // with the plan runner (runtime/plan_runner.h); gaf compile writes the same plan with the same
-// kernels compiled into a library (aot_compiler.h), which the plan runner runs as well. No Halide.
+// kernels compiled into a library (aot_compiler.h), which the plan runner runs as well. With a
+// plan of single-node groups this is the unfused baseline (every op alone, same schedules). No Halide.
 #pragma once
 
 #include <functional>
@@ -112,10 +113,17 @@ struct Executable {
   std::map<std::string, PlanKernel> kernels;  // by function name, for PlanRunner
   std::map<std::string, Tensor> weights;      // the graph's constants (shared, not copied)
   // What building it did: kernels compiled and shared, compile time, tuned groups, fallbacks
-  // (peak_bytes is the runner's).
+  // (the peak is the runner's: PlanRunner::peak_bytes).
   ExecStats stats;
   std::vector<bool> tuned;  // per group
   KernelNumbering numbering;
+  // JIT kernels: the one runner (runtime/plan_runner.h) over this plan, its kernels and weights;
+  // with a tensor-parallel communicator, profiling ranks meet before each group. Null when the
+  // kernels are object files (gaf compile).
+  std::unique_ptr<PlanRunner> runner;
+
+  // The NPU tile model: the tiles of group `s`'s kernel (its first size class).
+  std::vector<std::string> npu_tiles(size_t s) const;
 };
 
 // The one builder of a plan's kernels, for gaf run and gaf compile alike: the plan gaf compile
@@ -123,7 +131,7 @@ struct Executable {
 // by the backend (JIT-compiled by compile_group_kernel unless opts.backend says otherwise),
 // named NAME_k<i>, with the tuned parameters the schedule database holds for its group; the
 // weights are `g`'s constants. The kernels were built from `g`: keep it alive while they run.
-Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name,
+Executable build_executable(const Graph& g, const FusionPlan& plan, const std::string& name = "gaf",
                             const ExecutableOptions& opts = {});
 
 }  // namespace gaf

@@ -65,9 +65,32 @@ TensorError worse_of(const TensorError& a, const TensorError& b) {
   return w;
 }
 
-std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, FusedExecutor& fused,
-                                      ReferenceExecutor& ref, const TensorMap& inputs, const Tolerance& tol,
-                                      const VerifyProgress& progress, const Graph* kernel_graph) {
+namespace {
+
+// The kernel's outputs (those not zero-sized: AotGroup::kernel_outputs) in the group's outputs'
+// order, with an empty tensor of its type for each zero-sized one.
+std::vector<Tensor> group_outputs(const Graph& g, const FusionGroup& grp, std::vector<Tensor> computed) {
+  std::vector<Tensor> outs;
+  size_t k = 0;
+  for (const std::string& o : grp.outputs) {
+    if (o.empty()) {
+      outs.emplace_back();
+      continue;
+    }
+    const TensorType& t = g.value(o).type;
+    if (shape_numel(t.shape()) > 0)
+      outs.push_back(std::move(computed.at(k++)));
+    else
+      outs.push_back(Tensor::uninitialized(t.dtype, t.shape()));
+  }
+  return outs;
+}
+
+}  // namespace
+
+std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, PlanRunner& fused, ReferenceExecutor& ref,
+                                      const TensorMap& inputs, const Tolerance& tol, const VerifyProgress& progress,
+                                      const Graph* kernel_graph) {
   check_graph_inputs(g, inputs);
   std::vector<std::vector<std::string>> reads;
   for (const FusionGroup& grp : plan.groups) reads.push_back(grp.inputs);
@@ -98,7 +121,7 @@ std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, Fu
           packed && packed->constant && plain.constant && packed->constant->shape() != plain.constant->shape();
       group_ins.push_back(use_packed ? &*packed->constant : store.get(in));
     }
-    std::vector<Tensor> got = fused.run_group(s, group_ins);
+    std::vector<Tensor> got = group_outputs(g, grp, fused.run_group(s, group_ins));
     GroupCheck c;
     c.group = grp.id;
     std::vector<Tensor> want;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 
 namespace gaf {
 
@@ -46,8 +46,8 @@ using VerifyProgress = std::function<void(size_t done, const FusionGroup& grp)>;
 // weights packed (--precision bf16, whose groups are checked against the fp32 reference of `g`);
 // a group input whose constant is packed there is fed to the kernel from it. One GroupCheck per
 // plan group, in plan order.
-std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, FusedExecutor& fused,
-                                      ReferenceExecutor& ref, const TensorMap& inputs, const Tolerance& tol,
+std::vector<GroupCheck> verify_groups(const Graph& g, const FusionPlan& plan, PlanRunner& fused, ReferenceExecutor& ref,
+                                      const TensorMap& inputs, const Tolerance& tol,
                                       const VerifyProgress& progress = {}, const Graph* kernel_graph = nullptr);
 
 }  // namespace gaf

@@ -101,18 +101,18 @@ NpuPlanModel model_plan_on_npu(const Graph& g, const FusionPlan& plan, const Ten
                    ") describes no interconnect (link_bandwidth_gbps, link_latency_us) for the graph's collectives");
   StandInRanks stand_in(ranks);
   Communicator* comm = ranks > 1 ? &stand_in : nullptr;
-  FusedExecutor fused(g, plan, {schedules, &target, progress.compile_fused, comm});
-  FusedExecutor unfused(g, single, {schedules, &target, progress.compile_unfused, comm});
-  TensorMap fused_out = fused.run(inputs), unfused_out = unfused.run(inputs);
+  Executable fused = build_executable(g, plan, "gaf", {schedules, &target, progress.compile_fused, comm});
+  Executable unfused = build_executable(g, single, "gaf", {schedules, &target, progress.compile_unfused, comm});
+  TensorMap fused_out = fused.runner->run(inputs), unfused_out = unfused.runner->run(inputs);
 
   NpuPlanModel m;
   m.target = target;
   m.ranks = ranks;
   if (ranks == 1) m.max_abs_diff = max_abs_diff(fused_out, unfused_out);
-  m.tuned_groups = fused.stats().tuned_groups;
+  m.tuned_groups = fused.stats.tuned_groups;
   std::vector<double> node_us(single.groups.size());
   for (size_t s = 0; s < single.groups.size(); ++s) {
-    NpuCounts c = unfused.npu_counts().at(s);
+    NpuCounts c = unfused.runner->npu_counts().at(s);
     c += link_counts(g, single.groups[s]);
     NpuModeledTime t = npu_modeled_time(c, target);
     node_us[s] = t.total_us;
@@ -121,14 +121,14 @@ NpuPlanModel model_plan_on_npu(const Graph& g, const FusionPlan& plan, const Ten
   }
   for (const FusionGroup& grp : plan.groups) {
     NpuGroupModel gm;
-    gm.fused = fused.npu_counts().at(grp.id);
+    gm.fused = fused.runner->npu_counts().at(grp.id);
     gm.fused += link_counts(g, grp);
     NpuModeledTime t = npu_modeled_time(gm.fused, target);
     gm.fused_us = t.total_us;
     gm.tiles = fused.npu_tiles(grp.id);
     for (int n : grp.nodes) {
       size_t s = single.group_of_node[n];
-      gm.unfused += unfused.npu_counts().at(s);
+      gm.unfused += unfused.runner->npu_counts().at(s);
       gm.unfused += link_counts(g, single.groups[s]);
       gm.unfused_us += node_us[s];
     }

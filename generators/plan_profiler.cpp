@@ -17,8 +17,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups, const TensorMap& inputs,
-                                                   int runs) {
+std::pair<double, std::vector<double>> time_groups(PlanRunner& ex, size_t groups, const TensorMap& inputs, int runs) {
   ex.set_profiling(true);
   TensorMap outs;  // reused by every run, as a caller of run() keeps its outputs
   ex.run(inputs, outs);
@@ -40,12 +39,12 @@ PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap
   PlannerOptions off;
   off.enabled = false;
   FusionPlan single = plan_fusion(g, off);
-  FusedExecutor fused(g, plan, {schedules, nullptr, progress.compile_fused});
-  FusedExecutor unfused(g, single, {schedules, nullptr, progress.compile_unfused});
+  Executable fused = build_executable(g, plan, "gaf", {schedules, nullptr, progress.compile_fused});
+  Executable unfused = build_executable(g, single, "gaf", {schedules, nullptr, progress.compile_unfused});
   PlanProfile p;
   p.runs = runs;
-  auto [fused_fwd, fused_ms] = time_groups(fused, plan.groups.size(), inputs, runs);
-  auto [unfused_fwd, node_ms] = time_groups(unfused, single.groups.size(), inputs, runs);
+  auto [fused_fwd, fused_ms] = time_groups(*fused.runner, plan.groups.size(), inputs, runs);
+  auto [unfused_fwd, node_ms] = time_groups(*unfused.runner, single.groups.size(), inputs, runs);
   p.fused_forward_ms = fused_fwd;
   p.unfused_forward_ms = unfused_fwd;
   for (const FusionGroup& grp : plan.groups) {

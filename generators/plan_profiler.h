@@ -8,17 +8,17 @@
 #include <vector>
 
 #include "fusion/planner/plan_profile.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 
 namespace gaf {
 
 struct ProfileProgress {
-  FusedExecutor::CompileProgress compile_fused, compile_unfused;
+  CompileProgress compile_fused, compile_unfused;
 };
 
 // Median forward time and median time of each plan group (indexed by group id) over `runs`
 // profiled runs of `ex` after one warm-up run (one group's time in one run is noisy).
-std::pair<double, std::vector<double>> time_groups(FusedExecutor& ex, size_t groups, const TensorMap& inputs, int runs);
+std::pair<double, std::vector<double>> time_groups(PlanRunner& ex, size_t groups, const TensorMap& inputs, int runs);
 
 // `g` is the graph the plan was made for (after the planner's rewrites). One warm-up run, then
 // `runs` timed runs of each executor; per-group times are medians.

@@ -8,7 +8,7 @@
 
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "planner_test_util.h"
 
 using namespace gaf;
@@ -73,9 +73,9 @@ double fused_vs_reference(const Graph& g, Graph& rewritten, FusionPlan& plan, co
   rewritten = g;
   plan = plan_fusion_rewriting(rewritten, o, RuleRegistry::builtin());
   TensorMap in = inputs_for(g);
-  FusedExecutor fused(rewritten, plan);
+  Executable fused = build_executable(rewritten, plan);
   ReferenceExecutor ref;
-  return max_rel_diff(fused.run(in), ref.run(g, in));
+  return max_rel_diff(fused.runner->run(in), ref.run(g, in));
 }
 
 // Gemm(x, W, C) -> BN -> Relu; `trans_b` W is [8, 16] else [16, 8]; C of shape `c_shape`.

@@ -18,7 +18,7 @@
 #include "fusion/frontend/passes.h"
 #include "fusion/planner/planner.h"
 #include "engine/engine.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "generators/reference_executor.h"
 #include "runtime/tensor_io.h"
 #include "test/tensor_compare.h"

@@ -7,7 +7,7 @@
 #include "fusion/ops/op_builder.h"
 #include "fusion/planner/planner.h"
 #include "generators/custom_rules.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "tensor_compare.h"
 
 namespace gaf {
@@ -55,8 +55,8 @@ TensorMap inputs() {
 
 // Runs the plan fused and checks it against the unfused reference.
 void expect_matches_reference(const Graph& g, const FusionPlan& plan) {
-  FusedExecutor fused(g, plan);
-  TensorMap got = fused.run(inputs());
+  Executable fused = build_executable(g, plan);
+  TensorMap got = fused.runner->run(inputs());
   ReferenceExecutor ref;
   TensorMap want = ref.run(g, inputs());
   EXPECT_EQ(testing::compare_tensors(got.at("y"), want.at("y")), "");
@@ -143,7 +143,7 @@ std::string generate_error(const std::string& rule, GenerateFn fn) {
   register_fusion_rule(rules, rule, kScaleRelu, std::move(fn));
   FusionPlan plan = plan_fusion(g, {}, rules);
   try {
-    FusedExecutor ex(g, plan);
+    Executable ex = build_executable(g, plan);
   } catch (const GafError& e) {
     return e.what();
   }

@@ -218,7 +218,7 @@ TEST_F(DynamicBert, BatchAndSeqBothDynamic) {
   dynamic.dim_ranges["batch"] = {1, 4};
   dynamic.dim_ranges["seq"] = {1, 64};
   Engine engine("builtin:bert-base", options(dynamic));
-  EXPECT_EQ(engine.compile().stats().schedule_fallbacks, std::vector<std::string>{});
+  EXPECT_EQ(engine.compile().stats.schedule_fallbacks, std::vector<std::string>{});
   for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 9}, {1, 64}, {4, 1}}) {
     SCOPED_TRACE("batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
     TensorMap in{{"hidden_states", gaf::testing::random_uniform({batch, seq, 768}, 7)},

@@ -55,7 +55,7 @@ TEST(Engine, RunsTheModelAsTheReferenceDoes) {
 TEST(Engine, StepsRunOnceInOrder) {
   Engine engine(small_model(), EngineOptions{});
   const FusionPlan* plan = &engine.plan();
-  FusedExecutor* ex = &engine.compile();
+  Executable* ex = &engine.compile();
   EXPECT_EQ(&engine.plan(), plan) << "plan() plans once";
   EXPECT_EQ(&engine.compile(), ex) << "compile() compiles once";
   EXPECT_THROW(engine.loaded_graph(), GafError) << "not kept unless asked";

@@ -11,7 +11,7 @@
 #include "fusion/ir/builder.h"
 #include "fusion/models/bert.h"
 #include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "npu_test_util.h"
 #include "planner_test_util.h"
 #include "runtime/npu_target.h"
@@ -29,7 +29,7 @@ NpuTarget tiny_target() { return gaf::testing::tiny_npu_target(); }
 struct NpuRun {
   Graph graph;
   FusionPlan plan;
-  std::unique_ptr<FusedExecutor> ex;
+  std::unique_ptr<Executable> ex;
   TensorMap out;
 };
 
@@ -38,8 +38,8 @@ std::unique_ptr<NpuRun> run_npu(Graph g, const TensorMap& inputs, const NpuTarge
   auto r = std::make_unique<NpuRun>();
   r->graph = gaf::testing::prepared(std::move(g));
   r->plan = plan_fusion_rewriting(r->graph, {}, RuleRegistry::builtin());
-  r->ex = std::make_unique<FusedExecutor>(r->graph, r->plan, ExecutorOptions{nullptr, &t});
-  r->out = r->ex->run(inputs);
+  r->ex = std::make_unique<Executable>(build_executable(r->graph, r->plan, "gaf", {nullptr, &t}));
+  r->out = r->ex->runner->run(inputs);
   return r;
 }
 
@@ -91,7 +91,7 @@ TEST(NpuMatMul, CountedBytesEqualHandComputed) {
   EXPECT_EQ(96 % k1, 0);
   EXPECT_EQ(k1 % k0, 0);
   const int64_t tiles_count = ((64 + m - 1) / m) * ((48 + n - 1) / n);
-  const NpuCounts& c = r->ex->npu_counts().at(0);
+  const NpuCounts& c = r->ex->runner->npu_counts().at(0);
   EXPECT_EQ(c.gm_read_bytes, tiles_count * (m * 96 + 96 * n) * 4);
   EXPECT_EQ(c.gm_write_bytes, 64 * 48 * 4);
   EXPECT_EQ(c.l1_to_l0_bytes, tiles_count * (m * 96 + 96 * n) * 4);
@@ -124,7 +124,7 @@ TEST(NpuLayerNorm, CountedBytesEqualHandComputed) {
   const int64_t R = tile_number(tiles, "tiles of (\\d+) rows x 40");
   ASSERT_GT(R, 0);
   const int64_t n_tiles = (64 + R - 1) / R;  // ShiftInwards: the last tile overlaps its neighbour
-  const NpuCounts& c = r->ex->npu_counts().at(0);
+  const NpuCounts& c = r->ex->runner->npu_counts().at(0);
   EXPECT_EQ(c.gm_read_bytes, n_tiles * (R * 40 + 40 + 40) * 4) << tiles;
   EXPECT_EQ(c.gm_write_bytes, n_tiles * R * 40 * 4) << tiles;
   EXPECT_EQ(c.cube_macs, 0);
@@ -148,7 +148,7 @@ TEST(NpuElementwise, CountedBytesEqualHandComputed) {
   const int64_t R = tile_number(tiles, "tiles of (\\d+) rows x 50");
   ASSERT_GT(R, 0);
   const int64_t n_tiles = (33 + R - 1) / R;
-  const NpuCounts& cnt = r->ex->npu_counts().at(0);
+  const NpuCounts& cnt = r->ex->runner->npu_counts().at(0);
   EXPECT_EQ(cnt.gm_read_bytes, n_tiles * (2 * R * 50 + 50) * 4) << tiles;
   EXPECT_EQ(cnt.gm_write_bytes, n_tiles * R * 50 * 4) << tiles;
   EXPECT_EQ(cnt.launches, 1);
@@ -171,7 +171,7 @@ TEST(NpuCapacity, RowTooLongForUbIsRefused) {
   FusionPlan plan = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
   try {
     const NpuTarget tiny = tiny_target();
-    FusedExecutor ex(g, plan, {nullptr, &tiny});
+    Executable ex = build_executable(g, plan, "gaf", {nullptr, &tiny});
     FAIL() << "a 4096-float row fitted a 16 KB UB";
   } catch (const GafError& e) {
     std::string msg = e.what();
@@ -197,20 +197,20 @@ TEST(NpuBert, OutputsEqualHostAndFusionSavesGmBytes) {
   PlannerOptions off;
   off.enabled = false;
   FusionPlan unfused_plan = plan_fusion(g, off);
-  FusedExecutor host(fused_graph, fused_plan);
+  Executable host = build_executable(fused_graph, fused_plan);
   const NpuTarget npu = default_npu_target();
-  FusedExecutor npu_fused(fused_graph, fused_plan, {nullptr, &npu});
-  FusedExecutor npu_unfused(g, unfused_plan, {nullptr, &npu});
-  TensorMap want = host.run(in);
-  TensorMap got_fused = npu_fused.run(in), got_unfused = npu_unfused.run(in);
+  Executable npu_fused = build_executable(fused_graph, fused_plan, "gaf", {nullptr, &npu});
+  Executable npu_unfused = build_executable(g, unfused_plan, "gaf", {nullptr, &npu});
+  TensorMap want = host.runner->run(in);
+  TensorMap got_fused = npu_fused.runner->run(in), got_unfused = npu_unfused.runner->run(in);
   gaf::testing::Tolerance tol{1e-4, 1e-4};
   for (const auto& [name, t] : want) {
     EXPECT_EQ(gaf::testing::compare_tensors(got_fused.at(name), t, tol), "") << "fused " << name;
     EXPECT_EQ(gaf::testing::compare_tensors(got_unfused.at(name), t, tol), "") << "unfused " << name;
   }
   NpuCounts fused, unfused;
-  for (const NpuCounts& c : npu_fused.npu_counts()) fused += c;
-  for (const NpuCounts& c : npu_unfused.npu_counts()) unfused += c;
+  for (const NpuCounts& c : npu_fused.runner->npu_counts()) fused += c;
+  for (const NpuCounts& c : npu_unfused.runner->npu_counts()) unfused += c;
   EXPECT_LT(fused.launches, unfused.launches);
   EXPECT_LT(fused.gm_read_bytes + fused.gm_write_bytes, unfused.gm_read_bytes + unfused.gm_write_bytes);
   EXPECT_EQ(fused.cube_macs, unfused.cube_macs);  // the same MatMuls either way
@@ -237,10 +237,10 @@ TEST(NpuSimulator, CountsAreTheSameWhenKernelsAreCompiledAgain) {
   std::vector<NpuCounts> runs;
   for (int i = 0; i < 3; ++i) {
     const NpuTarget tiny = tiny_target();
-    FusedExecutor ex(g, plan, {nullptr, &tiny});
-    ex.run(in);
+    Executable ex = build_executable(g, plan, "gaf", {nullptr, &tiny});
+    ex.runner->run(in);
     NpuCounts total;
-    for (const NpuCounts& c : ex.npu_counts()) total += c;
+    for (const NpuCounts& c : ex.runner->npu_counts()) total += c;
     runs.push_back(total);
   }
   for (const NpuCounts& c : runs) {

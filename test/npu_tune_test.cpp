@@ -13,7 +13,7 @@
 #include "cli_util.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "npu_test_util.h"
 #include "planner_test_util.h"
 #include "tensor_compare.h"
@@ -70,9 +70,9 @@ ScheduleDb db_with(const Graph& g, const FusionPlan& plan, const std::string& op
   return db;
 }
 
-double modeled_ms(const FusedExecutor& ex, const NpuTarget& t) {
+double modeled_ms(const Executable& ex, const NpuTarget& t) {
   double ms = 0;
-  for (const NpuCounts& c : ex.npu_counts()) ms += npu_modeled_time(c, t).total_us / 1000;
+  for (const NpuCounts& c : ex.runner->npu_counts()) ms += npu_modeled_time(c, t).total_us / 1000;
   return ms;
 }
 
@@ -134,10 +134,11 @@ TEST(NpuTune, NoSlowerRoundTripsAndTheExecutorUsesIt) {
   // trace events of a compile, which only lowers counts: see GroupTimer::model_npu), so it is no
   // more than the default's.
   TensorMap in = tiny_inputs();
-  FusedExecutor tuned(g, plan, {&back, &t}), plain(g, plan, {nullptr, &t});
-  EXPECT_EQ(tuned.stats().tuned_groups, 2);
-  EXPECT_EQ(plain.stats().tuned_groups, 0);
-  TensorMap a = tuned.run(in), b = plain.run(in);
+  Executable tuned = build_executable(g, plan, "gaf", {&back, &t}),
+             plain = build_executable(g, plan, "gaf", {nullptr, &t});
+  EXPECT_EQ(tuned.stats.tuned_groups, 2);
+  EXPECT_EQ(plain.stats.tuned_groups, 0);
+  TensorMap a = tuned.runner->run(in), b = plain.runner->run(in);
   for (const char* out : {"act", "ln"})
     EXPECT_EQ(gaf::testing::compare_tensors(a.at(out), b.at(out), {1e-5, 1e-5}), "") << out;
   double tuned_sum = 0, default_sum = 0;
@@ -148,7 +149,7 @@ TEST(NpuTune, NoSlowerRoundTripsAndTheExecutorUsesIt) {
     size_t s = 0;
     while (plan.groups[s].signature != r.signature) ++s;
     if (r.best != NpuScheduleParams{}.str()) EXPECT_NE(tuned.npu_tiles(s), plain.npu_tiles(s)) << r.label;
-    EXPECT_LE(npu_modeled_time(tuned.npu_counts()[s], t).total_us / 1000, r.best_ms + 1e-12) << r.label;
+    EXPECT_LE(npu_modeled_time(tuned.runner->npu_counts()[s], t).total_us / 1000, r.best_ms + 1e-12) << r.label;
   }
 
   // A rerun asking for no more trials than were spent keeps the database's entries.
@@ -166,8 +167,8 @@ TEST(NpuTune, TunedTilesAreAppliedOnlyForTheirTarget) {
   const NpuTarget t = gaf::testing::tiny_npu_target();
   const size_t mm = group_with(g, plan, "MatMul").id;
   ScheduleDb db = db_with(g, plan, "MatMul", NpuScheduleParams{16, 16, 0, 0, 0}, t);
-  FusedExecutor ex(g, plan, {&db, &t});
-  EXPECT_EQ(ex.stats().tuned_groups, 1);
+  Executable ex = build_executable(g, plan, "gaf", {&db, &t});
+  EXPECT_EQ(ex.stats.tuned_groups, 1);
   ASSERT_FALSE(ex.npu_tiles(mm).empty());
   EXPECT_NE(ex.npu_tiles(mm)[0].find("cube tiles 16x16"), std::string::npos) << ex.npu_tiles(mm)[0];
 
@@ -175,10 +176,10 @@ TEST(NpuTune, TunedTilesAreAppliedOnlyForTheirTarget) {
   NpuTarget edited = t;
   edited.ub_bytes *= 2;
   EXPECT_NE(npu_machine_key(edited), npu_machine_key(t));
-  EXPECT_EQ(FusedExecutor(g, plan, {&db, &edited}).stats().tuned_groups, 0);
-  EXPECT_EQ(FusedExecutor(g, plan, {&db, &default_npu_target()}).stats().tuned_groups, 0);
+  EXPECT_EQ(build_executable(g, plan, "gaf", {&db, &edited}).stats.tuned_groups, 0);
+  EXPECT_EQ(build_executable(g, plan, "gaf", {&db, &default_npu_target()}).stats.tuned_groups, 0);
   // Host runs ignore npu-tile entries.
-  EXPECT_EQ(FusedExecutor(g, plan, {&db}).stats().tuned_groups, 0);
+  EXPECT_EQ(build_executable(g, plan, "gaf", {&db}).stats.tuned_groups, 0);
 }
 
 TEST(NpuTune, IllegalOverridesAreRefusedNamingTheParameter) {
@@ -188,7 +189,7 @@ TEST(NpuTune, IllegalOverridesAreRefusedNamingTheParameter) {
   auto error_of = [&](const std::string& op, const NpuScheduleParams& p) -> std::string {
     ScheduleDb db = db_with(g, plan, op, p, t);
     try {
-      FusedExecutor ex(g, plan, {&db, &t});
+      Executable ex = build_executable(g, plan, "gaf", {&db, &t});
     } catch (const GafError& e) {
       return e.what();
     }

@@ -8,7 +8,7 @@
 #include "fusion/planner/group_info.h"
 #include "fusion/planner/peak_memory.h"
 #include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "planner_test_util.h"
 #include "tensor_compare.h"
 
@@ -43,9 +43,9 @@ const RefusedMerge* peak_refusal(const FusionPlan& p) {
 }
 
 int64_t measured_peak(const Graph& g, const FusionPlan& p) {
-  FusedExecutor ex(g, p);
-  ex.run(make_default_inputs(g, 3));
-  return static_cast<int64_t>(ex.stats().peak_bytes);
+  Executable ex = build_executable(g, p);
+  ex.runner->run(make_default_inputs(g, 3));
+  return static_cast<int64_t>(ex.runner->peak_bytes());
 }
 
 int64_t predicted_peak(const Graph& g, const FusionPlan& p, bool with_internal) {
@@ -157,11 +157,11 @@ TEST(PeakMemory, ArenaIsReusedAcrossRunsWithoutClobberingReturnedOutputs) {
   LoadedModel m = load_model("builtin:bert-base", mo, folder);
   Graph g = m.graph;
   FusionPlan p = plan_fusion_rewriting(g, {}, RuleRegistry::builtin());
-  FusedExecutor ex(g, p);
+  Executable ex = build_executable(g, p);
   TensorMap in1 = make_default_inputs(g, 1), in2 = make_default_inputs(g, 2);
-  TensorMap first = ex.run(in1);
+  TensorMap first = ex.runner->run(in1);
   Tensor kept = first.begin()->second.clone();
-  TensorMap second = ex.run(in2);
+  TensorMap second = ex.runner->run(in2);
   ASSERT_EQ(first.size(), 1u);
   const std::string out = first.begin()->first;
   EXPECT_EQ(gaf::testing::compare_tensors(first.at(out), kept, {0, 0}), "")

@@ -11,7 +11,7 @@
 #include "fusion/frontend/onnx_import.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "generators/kernel_numbering.h"
 #include "generators/plan_profiler.h"
 #include "planner_test_util.h"
@@ -191,16 +191,16 @@ TEST(PlannerOnBert, FusedMatchesReference) {
   Graph rewritten = m.graph;
   FusionPlan p = plan_fusion_rewriting(rewritten, {}, RuleRegistry::builtin());
   TensorMap in = make_default_inputs(m.graph, 7);
-  FusedExecutor fused(rewritten, p);
+  Executable fused = build_executable(rewritten, p);
   ReferenceExecutor ref;
-  Tensor a = fused.run(in).at("last_hidden_state");
+  Tensor a = fused.runner->run(in).at("last_hidden_state");
   Tensor b = ref.run(m.graph, in).at("last_hidden_state");
   EXPECT_LE(max_rel_diff(a, b), 1e-5);
-  EXPECT_LT(fused.stats().kernels_compiled, static_cast<int>(p.groups.size()));
+  EXPECT_LT(fused.stats.kernels_compiled, static_cast<int>(p.groups.size()));
   // The executor compiles exactly the kernels of the one numbering gaf compile also uses.
   const KernelNumbering numbering = number_kernels(rewritten, p);
-  EXPECT_EQ(fused.stats().kernels_compiled, static_cast<int>(numbering.kernels.size()));
-  EXPECT_EQ(fused.stats().kernel_cache_hits, static_cast<int>(p.groups.size() - numbering.kernels.size()));
+  EXPECT_EQ(fused.stats.kernels_compiled, static_cast<int>(numbering.kernels.size()));
+  EXPECT_EQ(fused.stats.kernel_cache_hits, static_cast<int>(p.groups.size() - numbering.kernels.size()));
   for (size_t k = 0; k < numbering.kernels.size(); ++k)
     EXPECT_EQ(numbering.kernel_of(0, numbering.kernels[k].group), k) << "a kernel's first group uses it";
 }

@@ -126,9 +126,9 @@ TEST(CompareTensors, AbsRelUlpsAndNaN) {
 TEST(VerifyGroups, EachGroupOnReferenceInputsMatches) {
   auto [m, plan] = planned_bert(1);
   ReferenceExecutor& ref = reference();
-  FusedExecutor fused(m.graph, plan);
+  Executable fused = build_executable(m.graph, plan);
   size_t progress = 0;
-  std::vector<GroupCheck> checks = verify_groups(m.graph, plan, fused, ref, make_default_inputs(m.graph, 1), {},
+  std::vector<GroupCheck> checks = verify_groups(m.graph, plan, *fused.runner, ref, make_default_inputs(m.graph, 1), {},
                                                  [&](size_t done, const FusionGroup&) { progress = done; });
   ASSERT_EQ(checks.size(), plan.groups.size());
   EXPECT_EQ(progress, plan.groups.size());

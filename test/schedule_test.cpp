@@ -12,7 +12,7 @@
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
 #include "engine/engine.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "schedules/host_params.h"
 #include "schedules/host_target.h"
 #include "planner_test_util.h"

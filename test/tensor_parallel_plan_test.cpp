@@ -40,7 +40,7 @@ TEST(TensorParallelShard, RanksSlicesMakeTheOriginalWeights) {
   Engine r0("builtin:bert-base", bert_options(1, 2, 0)), r1("builtin:bert-base", bert_options(1, 2, 1));
   // Attention (Q, K, V -> output) and the FFN: two regions, one AllReduce each.
   EXPECT_EQ(r0.sharding().applied.size(), 2u);
-  EXPECT_TRUE(r0.sharding().refused.empty()) << r0.sharding().refused.front();
+  EXPECT_TRUE(r0.sharding().refused.empty()) << r0.sharding().refused.front().message;
   EXPECT_EQ(r0.sharding().all_reduces, 2);
   EXPECT_EQ(count_op(r0.graph(), "AllReduce"), 2);
   // FFN up: columns split (rank 0 the first half, rank 1 the second); FFN down: rows split.
@@ -70,8 +70,13 @@ TEST(TensorParallelShard, HeadsTheRanksDoNotDivideStayReplicated) {
   ASSERT_EQ(e.sharding().applied.size(), 1u);
   // Attention's Q/K/V, and its output projection tried on its own afterwards, stay replicated.
   ASSERT_GE(e.sharding().refused.size(), 1u);
-  EXPECT_NE(e.sharding().refused[0].find("does not map onto an output axis that 8 ranks divide"), std::string::npos)
-      << e.sharding().refused[0];
+  EXPECT_NE(e.sharding().refused[0].message.find("does not map onto an output axis that 8 ranks divide"),
+            std::string::npos)
+      << e.sharding().refused[0].message;
+  EXPECT_EQ(e.sharding().refused[0].code, ReasonCode::Replicated);
+  bool in_plan = false;  // the plan's refusals carry it, with its code
+  for (const RefusedMerge& r : e.plan().refused) in_plan = in_plan || r.code == ReasonCode::Replicated;
+  EXPECT_TRUE(in_plan);
 }
 
 TEST(TensorParallelShard, RefusesDynamicDimsAndRunningAlone) {

@@ -16,7 +16,7 @@
 #include "cli_util.h"
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "schedules/host_target.h"
 #include "planner_test_util.h"
 #include "tensor_compare.h"
@@ -111,16 +111,18 @@ TEST(Tuner, DatabaseRoundTripsAndIsUsed) {
   if (again.entries().size() > 1) EXPECT_FALSE(again.entries()[1].apart_ms.has_value());
   // Used: every group compiles with its tuned parameters and computes the same outputs.
   TensorMap in{{"x", random({24, 40}, 3)}};
-  FusedExecutor tuned(g, plan, {&back}), plain(g, plan);
-  EXPECT_EQ(tuned.stats().tuned_groups, static_cast<int>(plan.groups.size()));
-  EXPECT_EQ(plain.stats().tuned_groups, 0);
-  EXPECT_EQ(gaf::testing::compare_tensors(tuned.run(in).at("out"), plain.run(in).at("out"), {1e-5, 1e-6}), "");
+  Executable tuned = build_executable(g, plan, "gaf", {&back}), plain = build_executable(g, plan);
+  EXPECT_EQ(tuned.stats.tuned_groups, static_cast<int>(plan.groups.size()));
+  EXPECT_EQ(plain.stats.tuned_groups, 0);
+  EXPECT_EQ(
+      gaf::testing::compare_tensors(tuned.runner->run(in).at("out"), plain.runner->run(in).at("out"), {1e-5, 1e-6}),
+      "");
   // Entries of another machine are not used.
   ScheduleDb other;
   TunedSchedule s = back.entries()[0];
   s.machine = "another machine";
   other.put(s);
-  EXPECT_EQ(FusedExecutor(g, plan, {&other}).stats().tuned_groups, 0);
+  EXPECT_EQ(build_executable(g, plan, "gaf", {&other}).stats.tuned_groups, 0);
 }
 
 TEST(Tuner, InterruptKeepsProgressAndRerunResumes) {

@@ -4,7 +4,7 @@
 
 #include "fusion/ir/builder.h"
 #include "fusion/planner/planner.h"
-#include "generators/fused_executor.h"
+#include "generators/executable.h"
 #include "generators/reference_executor.h"
 #include "generators/weight_packing.h"
 #include "planner_test_util.h"
@@ -73,10 +73,10 @@ TEST(WeightPacking, PadsTheLastPanelWhenNIsNotAMultiple) {
     EXPECT_EQ(p.data<float>()[(2 * 40 + 5) * 48 + 5], 0.0f) << "column 101 is past N: zero";
     for (const Node& n : packed.nodes())
       if (n.op_type == "MatMul") EXPECT_EQ(n.attrs.get_int("_b_cols", 0), 101);
-    FusedExecutor plain(g, plan), fast(packed, plan);
-    const Tensor want = plain.run(in).at("y");
+    Executable plain = build_executable(g, plan), fast = build_executable(packed, plan);
+    const Tensor want = plain.runner->run(in).at("y");
     ASSERT_EQ(want.shape(), Shape({1, rows, 101}));
-    EXPECT_EQ(gaf::testing::compare_tensors(fast.run(in).at("y"), want, {1e-5, 1e-4}), "") << rows << " rows";
+    EXPECT_EQ(gaf::testing::compare_tensors(fast.runner->run(in).at("y"), want, {1e-5, 1e-4}), "") << rows << " rows";
   }
 }
 
@@ -88,11 +88,11 @@ TEST(WeightPacking, PackedGraphComputesTheSame) {
   TensorMap in{{"x", iota({2, 13, 300})}};
   Graph packed = g;
   FusionPlan plan = plan_fusion_rewriting(packed, {}, RuleRegistry::builtin());
-  FusedExecutor plain(g, plan);
+  Executable plain = build_executable(g, plan);
   ASSERT_EQ(pack_matmul_weights(packed, avx512()), 1);
-  FusedExecutor fast(packed, plan);
-  const Tensor want = plain.run(in).at("y");
-  EXPECT_EQ(gaf::testing::compare_tensors(fast.run(in).at("y"), want, {1e-5, 1e-4}), "");
+  Executable fast = build_executable(packed, plan);
+  const Tensor want = plain.runner->run(in).at("y");
+  EXPECT_EQ(gaf::testing::compare_tensors(fast.runner->run(in).at("y"), want, {1e-5, 1e-4}), "");
   ReferenceExecutor ref;  // the op's builder reads the packed B: the reference runs it too
   EXPECT_EQ(gaf::testing::compare_tensors(ref.run(packed, in).at("y"), want, {1e-5, 1e-4}), "");
   EXPECT_EQ(g.value("w").constant->shape(), Shape({300, 144})) << "the copy's original is untouched";

@@ -190,23 +190,23 @@ int run(const RunArgs& a) {
     std::cout << fusion_log_lines(fused_graph, plan);
     const size_t classes = shape_classes(fused_graph.dynamic).size();  // kernels per group
     std::optional<Progress> bar(std::in_place, "compiling groups", plan.groups.size() * classes);
-    FusedExecutor& fused = engine->compile(group_progress(*bar));
+    Executable& fused = engine->compile(group_progress(*bar));
     bar.reset();
     std::printf("compile: %zu groups%s -> %d kernels (%d reused) in %.2f s (planning %.2f s)\n", plan.groups.size(),
                 classes > 1 ? (" x " + std::to_string(classes) + " size classes").c_str() : "",
-                fused.stats().kernels_compiled, fused.stats().kernel_cache_hits, fused.stats().compile_seconds, plan_s);
-    for (const std::string& f : fused.stats().schedule_fallbacks)
+                fused.stats.kernels_compiled, fused.stats.kernel_cache_hits, fused.stats.compile_seconds, plan_s);
+    for (const std::string& f : fused.stats.schedule_fallbacks)
       spdlog::warn("reference schedule for {} (the host schedule does not lower with dynamic dims)", f);
     if (db)
       std::printf("schedules: %d of %zu groups use tuned parameters from %s, the others the defaults\n",
-                  fused.stats().tuned_groups, plan.groups.size(), a.schedules.c_str());
+                  fused.stats.tuned_groups, plan.groups.size(), a.schedules.c_str());
     engine->run(inputs, outs);  // warm-up; later runs write into the same output tensors
     const Precision ran = engine->options().precision;
     const std::string what = std::string(engine->fusion_enabled() ? "fused" : "unfused") +
                              (ran == Precision::Fp32 ? "" : std::string(", ") + precision_name(ran));
     double ms = median_ms(a.repeat, [&] { engine->run(inputs, outs); });
     std::printf("forward (%s): median %.2f ms over %d run(s), peak intermediate memory %.1f MB\n", what.c_str(), ms,
-                a.repeat, fused.stats().peak_bytes / 1e6);
+                a.repeat, fused.runner->peak_bytes() / 1e6);
     if (opts.comm) {
       const ShardResult& sh = engine->sharding();
       std::printf("tensor parallel: rank %d of %d, %zu region(s) sharded, %zu left replicated, %d AllReduce\n",
@@ -219,7 +219,7 @@ int run(const RunArgs& a) {
       quiet->line = line;
     }
     if (a.profile) {
-      const auto [profiled_ms, group_ms] = time_groups(fused, plan.groups.size(), inputs, a.repeat);
+      const auto [profiled_ms, group_ms] = time_groups(*fused.runner, plan.groups.size(), inputs, a.repeat);
       double groups_sum = 0;
       for (double g : group_ms) groups_sum += g;
       std::printf(
@@ -229,7 +229,7 @@ int run(const RunArgs& a) {
       for (const FusionGroup& grp : plan.groups)
         std::printf("  g%-4d %-17s %-16s %9.3f ms %10.2f MB%s\n", grp.id, fusion_kind_name(grp.kind),
                     grp.kernel.label.c_str(), group_ms[grp.id], grp.bytes_saved() / 1e6,
-                    fused.tuned()[grp.id] ? "  (tuned)" : "");
+                    fused.tuned[grp.id] ? "  (tuned)" : "");
     }
     if (a.compare && engine->fusion_enabled()) {
       // The model as loaded, every op its own kernel, packed like the fused graph (same

@@ -87,10 +87,10 @@ int verify(const VerifyArgs& a) {
     std::cout << "precision: " << a.common.precision << " kernels against the fp32 reference (rel L2 column)\n";
   }
   Engine& kernels = lowp ? *low : engine;
-  FusedExecutor* fused = nullptr;
+  PlanRunner* fused = nullptr;
   {
     Progress bar("compiling groups", plan.groups.size());
-    fused = &kernels.compile(group_progress(bar));
+    fused = kernels.compile(group_progress(bar)).runner.get();
   }
   std::vector<GroupCheck> checks;
   {
@@ -110,7 +110,7 @@ int verify(const VerifyArgs& a) {
     above += !c.error.ok();
   }
   // End to end: errors of all groups together, and the planner's rewrites, against the model as loaded.
-  TensorMap got = fused->run(inputs);
+  TensorMap got = kernels.run(inputs);
   TensorMap want = ref.run(loaded, inputs);
   std::printf("whole model, fused against the reference run of the model as loaded:\n");
   int outputs_above = 0;

@@ -26,7 +26,7 @@ class Progress {
   std::chrono::steady_clock::time_point t0_;
 };
 
-// A callback for FusedExecutor / verify_groups that moves `bar` on, naming groups "g3 Softmax".
+// A callback for Engine::compile / verify_groups that moves `bar` on, naming groups "g3 Softmax".
 std::function<void(size_t, const FusionGroup&)> group_progress(Progress& bar);
 
 }  // namespace gaf::cli

@@ -82,7 +82,12 @@ const struct {
     {ReasonCode::Skipped, "GAF-NF020", "a node is skipped by the user (--skip)"},
     {ReasonCode::MeasuredSlower, "GAF-NF030",
      "the group measured slower fused than its members run apart (gaf run --check-fusion, or gaf-tune's guard "
-     "in the schedule database): they run apart"}};
+     "in the schedule database): they run apart"},
+    {ReasonCode::Replicated, "GAF-NF040",
+     "tensor parallelism (--tp): a MatMul set is left replicated on every rank, its region does not split "
+     "across the ranks (the sentence names the node and why)"},
+    {ReasonCode::HasCollectives, "GAF-NF041",
+     "tensor parallelism (--tp): the graph has collectives already, so every rank runs it as it is"}};
 }  // namespace
 
 const char* reason_code_id(ReasonCode c) {

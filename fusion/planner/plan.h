@@ -65,6 +65,8 @@ enum class ReasonCode {
   GroupSize,       // GAF-NF010 group too large
   Skipped,         // GAF-NF020 node skipped by the user
   MeasuredSlower,  // GAF-NF030 the group measured slower fused than its members run apart
+  Replicated,      // GAF-NF040 tensor parallelism: a MatMul set's region does not split across the ranks
+  HasCollectives,  // GAF-NF041 tensor parallelism: the graph has collectives already, not sharded again
 };
 const char* reason_code_id(ReasonCode c);  // "GAF-NF002"
 const char* reason_meaning(ReasonCode c);  // one sentence (docs/USER_GUIDE.md has the same table)

@@ -568,8 +568,11 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
     throw GafError("--tp with dynamic dims (--dim NAME=LO..HI) is not supported yet; bind every dim");
   for (const Node& n : g.nodes())
     if (n.op_type == "AllReduce" || n.op_type == "AllGather") {
-      result.refused.push_back("Left as is: the graph has collectives already ('" + n.name +
-                               "'), so each rank runs it as it is");
+      result.refused.push_back(RefusedMerge{
+          ReasonCode::HasCollectives,
+          "Left as is: the graph has collectives already ('" + n.name + "'), so each rank runs it as it is",
+          "tensor_parallel",
+          {n.name}});
       return result;
     }
 
@@ -610,8 +613,12 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
       regions.push_back(std::move(e));
     } catch (const NotSplittable& ns) {
       const Node& at = v.node(ns.node);
-      result.refused.push_back("Left replicated: MatMul " + names(g, seeds) + ": node '" + at.name + "' (" +
-                               at.op_type + ") " + ns.why);
+      std::vector<std::string> set;
+      for (int s : seeds) set.push_back(g.nodes()[static_cast<size_t>(s)].name);
+      result.refused.push_back(RefusedMerge{
+          ReasonCode::Replicated,
+          "Left replicated: MatMul " + names(g, seeds) + ": node '" + at.name + "' (" + at.op_type + ") " + ns.why,
+          "tensor_parallel", std::move(set)});
     }
   }
   apply(g, regions, tp, result);

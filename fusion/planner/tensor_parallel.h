@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fusion/ir/graph.h"
+#include "fusion/planner/plan.h"
 
 namespace gaf {
 
@@ -31,8 +32,10 @@ struct TensorParallel {
 
 struct ShardResult {
   std::vector<std::string> applied;  // one sentence per sharded region ("Sharded ... ")
-  std::vector<std::string> refused;  // one sentence per set left replicated, naming node and reason
-  int all_reduces = 0;               // AllReduce nodes inserted
+  // Per set left replicated (GAF-NF040, its MatMuls as nodes), or the whole graph (GAF-NF041);
+  // rule "tensor_parallel". The Engine adds them to the plan's refusals.
+  std::vector<RefusedMerge> refused;
+  int all_reduces = 0;  // AllReduce nodes inserted
 };
 
 // Rewrites the typed, static graph `g` for rank `tp.rank` of `tp.size` (nothing when size 1).
