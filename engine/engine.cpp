@@ -177,8 +177,17 @@ TensorMap Engine::run(const TensorMap& inputs) {
 }
 
 AotResult Engine::compile_aot(AotOptions aot) {
-  if (packed_)
-    throw GafError("internal: compile_aot after compile(): the AOT compiler packs weights for its own target");
+  // After compile() the weights are packed in place for this machine's tiles: a library for this
+  // machine in the precision that runs here takes them as they are (packing skips packed MatMuls).
+  if (packed_ && !(aot.halide_target.empty() || aot.halide_target == "host"))
+    throw GafError(
+        "compile_aot after compile(): the weights are packed for this machine; compile for --halide-target "
+        "'" +
+        aot.halide_target + "' from an engine that has not run");
+  if (packed_ && requested_precision_ != opts_.precision)
+    throw GafError(std::string("compile_aot after compile(): the weights are packed in ") +
+                   precision_name(opts_.precision) + ", which runs on this CPU, not " +
+                   precision_name(requested_precision_));
   aot.precision = requested_precision_;  // as asked: the library may run on another CPU than this
   aot.schedules = opts_.schedules;
   aot.npu = opts_.npu ? &*opts_.npu : nullptr;

@@ -80,8 +80,9 @@ class Engine {
   void run(const TensorMap& inputs, TensorMap& outputs);
   TensorMap run(const TensorMap& inputs);
   // Compiles the plan ahead of time (generators/aot_compiler.h) with this engine's schedules and
-  // target; `aot.schedules` and `aot.npu` are filled in from the options. The AOT compiler packs
-  // the weights for its own target, so call it before compile() or with pack_weights off.
+  // target; `aot.schedules` and `aot.npu` are filled in from the options. Before or after
+  // compile(): the AOT compiler packs the weights for its own target, and after compile() (the
+  // weights packed in place for this machine) it compiles for this machine only.
   AotResult compile_aot(AotOptions aot);
   // Replaces EngineOptions::kv_caches before anything compiled (bindings read off the loaded
   // graph: generators/kv_cache.h decoder_kv_caches); GafError after.

@@ -382,29 +382,38 @@ TEST(MultiTarget, BothVariantsMatchTheJitPath) {
   }
 }
 
-// bert_int8 (gaf compile --precision int8 at build time) runs through the plan runtime like gaf
-// run --precision int8 (the same kernels: within 1e-6 relative); on a CPU without the features
-// its plan names it is refused in one line naming them, and so is a plan that names one this CPU
-// lacks.
-TEST(AotInt8, LibraryMatchesGafRunInt8AndNamesTheCpuFeaturesItNeeds) {
-  std::string dir = scratch_dir("aot_int8");
+// bert_int8 and bert_bf16 (gaf compile --precision int8 / bf16 at build time) run through the plan
+// runtime like gaf run with the same precision (the same kernels: within 1e-6 relative); on a CPU
+// without the features a plan names it is refused in one line naming them, and so is a plan that
+// names one this CPU lacks.
+struct LowPrecisionLibrary {
+  std::string precision;
+  std::string runner;
+  std::string plan_file;
+};
+
+class AotLowPrecision : public ::testing::TestWithParam<LowPrecisionLibrary> {};
+
+TEST_P(AotLowPrecision, LibraryMatchesGafRunAndNamesTheCpuFeaturesItNeeds) {
+  const LowPrecisionLibrary& lib = GetParam();
+  std::string dir = scratch_dir("aot_" + lib.precision);
   fs::remove_all(dir);
   const std::string inputs = write_inputs(dir + "/in", 16, 768);
   for (const char* sub : {"jit", "aot", "refused"}) fs::create_directories(dir + "/" + sub);
-  const json plan = json::parse(slurp(BERT_INT8_PLAN_FILE));
+  const json plan = json::parse(slurp(lib.plan_file));
   const std::string features = " " + cpu_facts().feature_list() + " ";
   bool runs_here = true;
   for (const auto& f : plan.value("cpu_features", json::array()))
     runs_here = runs_here && features.find(" " + f.get<std::string>() + " ") != std::string::npos;
-  CommandResult aot = run_command(std::string(AOT_INT8_RUN) + " " + dir + "/in " + dir + "/aot native", dir);
+  CommandResult aot = run_command(lib.runner + " " + dir + "/in " + dir + "/aot native", dir);
   if (!runs_here) {
     EXPECT_EQ(aot.exit_code, 1);
     EXPECT_NE(aot.err.find("field 'cpu_features': its kernels need"), std::string::npos) << aot.err;
-    GTEST_SKIP() << "this CPU lacks a feature the int8 library was compiled for: " << aot.err;
+    GTEST_SKIP() << "this CPU lacks a feature the " << lib.precision << " library was compiled for: " << aot.err;
   }
   ASSERT_EQ(aot.exit_code, 0) << aot.err;
-  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16 --precision int8" +
-                                      inputs + " --output-dir " + dir + "/jit",
+  CommandResult jit = run_command(gaf_binary() + " run builtin:bert-base --layers 1 --seq 16 --precision " +
+                                      lib.precision + inputs + " --output-dir " + dir + "/jit",
                                   dir);
   ASSERT_EQ(jit.exit_code, 0) << jit.err;
   TensorMap ref{{"o", read_npy(dir + "/jit/last_hidden_state.npy")}},
@@ -413,16 +422,21 @@ TEST(AotInt8, LibraryMatchesGafRunInt8AndNamesTheCpuFeaturesItNeeds) {
   // A feature no x86 CPU has: refused before any kernel runs.
   json edited = plan;
   edited["cpu_features"] = json::array({"avx512_vnni_from_the_future"});
-  const std::string edited_path = fs::path(BERT_INT8_PLAN_FILE).parent_path().string() + "/bert_int8_edited.plan.json";
+  const std::string edited_path =
+      fs::path(lib.plan_file).parent_path().string() + "/bert_" + lib.precision + "_edited.plan.json";
   { std::ofstream(edited_path) << edited.dump(1); }
-  CommandResult refused =
-      run_command(std::string(AOT_INT8_RUN) + " " + dir + "/in " + dir + "/refused native " + edited_path, dir);
+  CommandResult refused = run_command(lib.runner + " " + dir + "/in " + dir + "/refused native " + edited_path, dir);
   fs::remove(edited_path);
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.err.find("its kernels need avx512_vnni_from_the_future, which this CPU"), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(dir + "/refused/last_hidden_state.npy"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Libraries, AotLowPrecision,
+                         ::testing::Values(LowPrecisionLibrary{"int8", AOT_INT8_RUN, BERT_INT8_PLAN_FILE},
+                                           LowPrecisionLibrary{"bf16", AOT_BF16_RUN, BERT_BF16_PLAN_FILE}),
+                         [](const ::testing::TestParamInfo<LowPrecisionLibrary>& i) { return i.param.precision; });
 
 // A kernel handed a buffer other than the one it was compiled for: Halide's runtime reports an
 // error, which the plan runner's error handler turns into one GafError line (no abort).

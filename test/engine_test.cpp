@@ -4,6 +4,10 @@
 
 #include <sys/resource.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "engine/engine.h"
 #include "fusion/ir/builder.h"
 #include "planner_test_util.h"
@@ -112,4 +116,32 @@ TEST(Engine, ReplacesCallerOutputsOfTheWrongShape) {
   engine.run(small_inputs(), outs);
   EXPECT_EQ(outs.at("y").shape(), (Shape{64, 96}));
   EXPECT_EQ(outs.at("z").shape(), (Shape{1024, 1024}));
+}
+
+// compile_aot before or after compile(): no order between them. After compile() the weights are
+// packed in place for this machine, and the library written then is the one a fresh engine
+// writes (same plan file, same weights file); for another target it is refused in one line.
+TEST(Engine, CompileAotBeforeOrAfterCompileWritesTheSameLibrary) {
+  const std::string base = ::testing::TempDir() + "/engine_compile_aot";
+  std::filesystem::remove_all(base);
+  auto slurp = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  Engine fresh(small_model(), EngineOptions{});
+  fresh.compile_aot(AotOptions{"small", base + "/fresh"});
+  Engine ran(small_model(), EngineOptions{});
+  ran.run(small_inputs());  // compiles: the weights are packed in place
+  ran.compile_aot(AotOptions{"small", base + "/after"});
+  for (const char* file : {"/small.plan.json", "/small.weights"})
+    EXPECT_EQ(slurp(base + "/after" + file), slurp(base + "/fresh" + file)) << file;
+  try {
+    ran.compile_aot(AotOptions{"small", base + "/avx2", "", "x86-64-linux-sse41-avx-f16c-fma-avx2"});
+    ADD_FAILURE() << "another target after compile() was accepted";
+  } catch (const GafError& e) {
+    EXPECT_NE(std::string(e.what()).find("compile_aot after compile(): the weights are packed for this machine"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(base + "/avx2/small.a"));
 }

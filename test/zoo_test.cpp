@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -376,6 +377,50 @@ TEST_P(Zoo, MatchesPyTorchFusedAndUnfusedWithItsStatedPlan) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Zoo, ::testing::ValuesIn(all_cases()), case_name);
+
+namespace {
+
+// Each model compiled ahead of time as a user would: examples/aot_onnx configured out of tree
+// with find_package(gaf), gaf compile at build time (its symbolic dims bound from input.npy with
+// --input), the app linked with the plan runtime only.
+class ZooAot : public Zoo {};
+
+std::vector<ZooCase> opset17_cases() {
+  std::vector<ZooCase> cases;
+  for (const ZooCase& c : all_cases())
+    if (c.opset == 17) cases.push_back(c);
+  return cases;
+}
+
+}  // namespace
+
+// Both ways: the compiled library's output equals gaf's in-process run of the same plan (the same
+// kernels, compiled once into objects and once by the JIT: within 1e-6 relative) and PyTorch's
+// (the zoo's tolerance).
+TEST_P(ZooAot, CompiledLibraryMatchesTheInProcessRunAndPyTorch) {
+  const std::string out = scratch_dir("zoo_aot/" + GetParam().model);
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out + "/aot");
+  for (const std::string& cmd :
+       {"cmake -S " + source_dir() + "/examples/aot_onnx -B " + out + "/build -DCMAKE_BUILD_TYPE=Release" +
+            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL=" + dir_ +
+            "/model.onnx '-DGAF_COMPILE_ARGS=--input;input=" + dir_ + "/input.npy'",
+        "cmake --build " + out + "/build", out + "/build/aot_onnx " + dir_ + " " + out + "/aot"}) {
+    CommandResult r = run_command(cmd, out + "/log");
+    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
+  }
+  const TensorMap inputs{{"input", read_npy(dir_ + "/input.npy")}};
+  Engine fused(dir_ + "/model.onnx", options(true), inputs);
+  const Tensor in_process = fused.run(inputs).at("output");
+  const Tensor compiled = read_npy(out + "/aot/output.npy");
+  ASSERT_EQ(compiled.shape(), in_process.shape());
+  EXPECT_LE(relative_l2(compiled, in_process), 1e-6);
+  EXPECT_LE(relative_l2(compiled, read_npy(dir_ + "/expected.npy")), kMaxRelativeL2);
+  std::printf("[zoo aot] %s: compiled vs in-process relative L2 %.2e\n", GetParam().model.c_str(),
+              relative_l2(compiled, in_process));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ZooAot, ::testing::ValuesIn(opset17_cases()), case_name);
 
 // Conv computes every configuration ONNX defines; what cannot be computed is refused at load in
 // one line naming the node and the attribute.

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -28,6 +30,7 @@ struct CompileArgs {
   std::string halide_target;
   std::string npu_target_file;
   int64_t kv_cache_capacity = 0;
+  std::vector<std::string> inputs;  // NAME=FILE.npy: binds symbolic dims, as gaf run's --input does
 };
 
 // "builtin:bert-base" -> "bert_base", "models/tiny-mlp.onnx" -> "tiny_mlp".
@@ -55,7 +58,7 @@ int compile(const CompileArgs& a) {
   opts.schedules = db.get();
   opts.npu = npu;
   if (a.kv_cache_capacity < 0) throw GafError("--kv-cache-capacity must be positive");
-  Engine engine(a.model.model, opts);
+  Engine engine(a.model.model, opts, read_input_files(a.inputs));
   // A decoder: each present.* output kept in a block the plan runner appends to in place.
   if (a.kv_cache_capacity > 0) engine.set_kv_caches(decoder_kv_caches(engine.graph(), a.kv_cache_capacity));
   std::printf("model: %s\n", engine.description().c_str());
@@ -98,6 +101,9 @@ Action add_compile_command(CLI::App& app) {
                 "Halide target (default: host = this machine's, e.g. x86-64-linux-avx512_sapphirerapids); "
                 "several comma-separated = one library dispatching at run time, e.g. "
                 "host,x86-64-linux-sse41-avx-f16c-fma-avx2");
+  c->add_option("--input", a->inputs,
+                "NAME=FILE.npy (or .pb), repeatable: the model's symbolic dims not bound by --dim take this "
+                "input's extents, as in gaf run");
   c->add_option("--kv-cache-capacity", a->kv_cache_capacity,
                 "a decoder: keep every present.* output in a block of this many positions, which a step "
                 "(past_key_values.* inputs) appends to in place instead of copying the cache");
