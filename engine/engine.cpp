@@ -123,10 +123,23 @@ const FusionPlan& Engine::plan() {
       FusionPlan again = plan_fusion_rewriting(graph_, opts_.fusion, opts_.rules);
       again.rewrites.insert(again.rewrites.begin(), plan_->rewrites.begin(), plan_->rewrites.end());
       again.source_nodes.insert(plan_->source_nodes.begin(), plan_->source_nodes.end());
+      again.passes = plan_->passes;
       plan_ = std::move(again);
     }
+    if (opts_.schedules && !opts_.npu)
+      plan_->passes.push_back(PassRun{
+          "guard", std::to_string(apart.size()) + " nodes planned apart (measured slower fused, schedule database)"});
     plan_->rewrites.insert(plan_->rewrites.begin(), shard_.applied.begin(), shard_.applied.end());
     plan_->refused.insert(plan_->refused.begin(), shard_.refused.begin(), shard_.refused.end());
+    const PassStats& load = loaded_.passes;
+    plan_->passes.insert(
+        plan_->passes.begin(),
+        {PassRun{"load", std::to_string(load.folded_nodes) + " nodes folded, " + std::to_string(load.removed_nodes) +
+                             " removed, " + std::to_string(load.canonicalized_nodes) + " canonicalized"},
+         PassRun{"shard", opts_.tp.size == 1 ? "off"
+                                             : std::to_string(shard_.applied.size()) + " regions sharded, " +
+                                                   std::to_string(shard_.refused.size()) + " left replicated, " +
+                                                   std::to_string(shard_.all_reduces) + " AllReduce"}});
   }
   return *plan_;
 }
@@ -135,7 +148,10 @@ const Graph& Engine::kernel_graph() {
   plan();  // signatures keep the logical shapes: plan before packing
   if (opts_.pack_weights && !opts_.npu && !packed_) {
     // in place of the originals; a model's own int8 weights stay int8 where that is faster
-    pack_matmul_weights(graph_, host_params_for(host_target()), opts_.precision, cpu_has_avx512_vnni());
+    const int packed =
+        pack_matmul_weights(graph_, host_params_for(host_target()), opts_.precision, cpu_has_avx512_vnni());
+    plan_->passes.push_back(PassRun{
+        "pack", std::to_string(packed) + " MatMul weights as panels (" + precision_name(opts_.precision) + ")"});
     packed_ = true;
   }
   return graph_;

@@ -11,6 +11,11 @@ namespace gaf {
 
 namespace {
 
+bool is_collective(const Node& n) {
+  const OpSchema* s = OpRegistry::global().find(n.op_type);
+  return s && s->op_class == OpClass::Comm;
+}
+
 void add_pipes(NpuModeledTime& sum, const NpuModeledTime& t) {
   sum.dma_in_us += t.dma_in_us;
   sum.dma_out_us += t.dma_out_us;
@@ -65,7 +70,7 @@ NpuCounts link_counts(const Graph& g, const FusionGroup& grp) {
   const bool fused = grp.nodes.size() > 1 && needs_communicator(g, grp);
   for (int n : grp.nodes) {
     const Node& node = g.nodes()[static_cast<size_t>(n)];
-    if (node.op_type != "AllReduce" && node.op_type != "AllGather") continue;
+    if (!is_collective(node)) continue;
     const int64_t p = node.attrs.get_int("group_size", 1);
     if (p < 2) continue;
     if (fused) {
@@ -84,7 +89,7 @@ NpuCounts link_counts(const Graph& g, const FusionGroup& grp) {
 int collective_ranks(const Graph& g) {
   int64_t p = 1;
   for (const Node& n : g.nodes())
-    if (n.op_type == "AllReduce" || n.op_type == "AllGather") p = std::max(p, n.attrs.get_int("group_size", 1));
+    if (is_collective(n)) p = std::max(p, n.attrs.get_int("group_size", 1));
   return static_cast<int>(p);
 }
 

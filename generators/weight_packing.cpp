@@ -106,7 +106,6 @@ int64_t panel_width(const Graph& g, const Node& n, const HostScheduleParams& p, 
 int pack_matmul_weights(Graph& g, const HostScheduleParams& p, Precision precision, bool model_int8) {
   int packed = 0;
   for (Node& n : g.nodes()) {
-    if (packed_panel_width(n) != 0) continue;  // packed already (Engine::compile_aot after compile())
     const Precision q = model_int8 && n.attrs.get_int("_int8_weights", 0) ? Precision::Int8 : precision;
     const int64_t w = panel_width(g, n, p, q);
     if (w == 0) continue;

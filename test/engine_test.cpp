@@ -145,3 +145,18 @@ TEST(Engine, CompileAotBeforeOrAfterCompileWritesTheSameLibrary) {
   }
   EXPECT_FALSE(std::filesystem::exists(base + "/avx2/small.a"));
 }
+
+// The Engine's passes are a list in one order, each with what it did to this model: load, shard,
+// the rules' graph rewrites that applied (BERT's Q/K/V as one horizontal MatMul), group, pack.
+TEST(Engine, ListsItsPassesInTheOrderTheyRan) {
+  EngineOptions o;
+  o.model.layers = 1;
+  o.model.seq = 8;
+  Engine engine("builtin:bert-base", o);
+  engine.compile();
+  std::vector<std::string> names;
+  for (const PassRun& p : engine.plan().passes) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"load", "shard", "horizontal_matmul", "group", "pack"}));
+  EXPECT_EQ(engine.plan().passes[1].did, "off");
+  EXPECT_EQ(engine.plan().passes[2].did, "1 rewrites, 0 refused");
+}

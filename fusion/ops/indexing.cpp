@@ -60,6 +60,7 @@ Shape counts(const std::vector<AxisMap>& m) {
 void add_concat(OpRegistry& r) {
   OpSchema s;
   s.name = "Concat";
+  s.split_rule = OpSchema::SplitRule::Concat;
   s.op_class = OpClass::Injective;
   s.max_inputs = 1 << 20;
   s.infer = [](const InferContext& c) {
@@ -174,6 +175,7 @@ std::vector<Expr> split_starts(const BuildContext& b) {
 void add_split(OpRegistry& r) {
   OpSchema s;
   s.name = "Split";
+  s.split_rule = OpSchema::SplitRule::Split;
   s.op_class = OpClass::Injective;
   s.max_inputs = 2;
   s.max_outputs = 1 << 20;
@@ -284,6 +286,7 @@ void slice_symbolic_starts(const BuildContext& b, std::vector<AxisRead>& reads) 
 void add_slice(OpRegistry& r) {
   OpSchema s;
   s.name = "Slice";
+  s.split_rule = OpSchema::SplitRule::Slice;
   s.op_class = OpClass::Injective;
   s.max_inputs = 5;
   s.value_inputs = {1, 2, 3, 4};
@@ -303,6 +306,7 @@ void add_slice(OpRegistry& r) {
 void add_gather(OpRegistry& r) {
   OpSchema s;
   s.name = "Gather";
+  s.split_rule = OpSchema::SplitRule::Gather;
   s.op_class = OpClass::Injective;
   s.min_inputs = s.max_inputs = 2;
   s.infer = [](const InferContext& c) {

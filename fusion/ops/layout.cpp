@@ -65,6 +65,7 @@ void add_reshape_like(OpRegistry& r, const std::string& name, int max_inputs, st
   OpSchema s;
   s.name = name;
   s.op_class = OpClass::Injective;
+  s.split_rule = OpSchema::SplitRule::Reshape;
   s.max_inputs = max_inputs;
   s.value_inputs = std::move(value_inputs);
   s.infer = [infer_shape](const InferContext& c) {
@@ -246,6 +247,7 @@ namespace {
 void add_transpose(OpRegistry& r) {
   OpSchema s;
   s.name = "Transpose";
+  s.split_rule = OpSchema::SplitRule::Transpose;
   s.op_class = OpClass::Injective;
   s.infer = [](const InferContext& c) {
     Shape out;
@@ -265,6 +267,7 @@ void add_transpose(OpRegistry& r) {
 void add_expand(OpRegistry& r) {
   OpSchema s;
   s.name = "Expand";
+  s.split_rule = OpSchema::SplitRule::Expand;
   s.op_class = OpClass::Injective;
   s.min_inputs = s.max_inputs = 2;
   s.value_inputs = {1};

@@ -173,6 +173,7 @@ MatMulShapes matmul_shapes(const InferContext& c) {
 void add_matmul(OpRegistry& r) {
   OpSchema s;
   s.name = "MatMul";
+  s.split_rule = OpSchema::SplitRule::MatMul;
   s.op_class = OpClass::MatMul;
   s.min_inputs = s.max_inputs = 2;
   s.infer = [](const InferContext& c) { return std::vector<TensorDesc>{{c.dtype(0), matmul_shapes(c).out()}}; };

@@ -41,6 +41,7 @@ void add_softmax(OpRegistry& r, const std::string& name, bool log) {
   OpSchema s;
   s.name = name;
   s.op_class = OpClass::Reduction;
+  s.split_rule = OpSchema::SplitRule::Softmax;
   s.infer = [](const InferContext& c) {
     check_f32(c, 0);
     c.check(c.rank(0) >= 1, "input must have rank >= 1");
@@ -83,6 +84,7 @@ void add_softmax(OpRegistry& r, const std::string& name, bool log) {
 void add_layer_norm(OpRegistry& r) {
   OpSchema s;
   s.name = "LayerNormalization";
+  s.split_rule = OpSchema::SplitRule::LayerNorm;
   s.op_class = OpClass::Reduction;
   s.min_inputs = 2;
   s.max_inputs = 3;
@@ -161,6 +163,7 @@ bool bn_training(const InferContext& c) {
 void add_batch_norm(OpRegistry& r) {
   OpSchema s;
   s.name = "BatchNormalization";
+  s.split_rule = OpSchema::SplitRule::Stop;
   // The class is per op: BatchNorm is nearly always inference, a broadcast map. Training mode
   // adds Statistic stages, which the reference schedule materialises like any reduction's.
   s.op_class = OpClass::Broadcast;

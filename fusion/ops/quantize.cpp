@@ -51,6 +51,7 @@ Expr quantize(const Expr& x, const Expr& zero_point, Type t) { return saturating
 void add_quantize_linear(OpRegistry& r) {
   OpSchema s;
   s.name = "QuantizeLinear";
+  s.split_rule = OpSchema::SplitRule::Stop;
   s.op_class = OpClass::Broadcast;  // scale and zero point are read at every element
   s.min_inputs = 2;
   s.max_inputs = 3;
@@ -76,6 +77,7 @@ void add_quantize_linear(OpRegistry& r) {
 void add_dequantize_linear(OpRegistry& r) {
   OpSchema s;
   s.name = "DequantizeLinear";
+  s.split_rule = OpSchema::SplitRule::Stop;
   s.op_class = OpClass::Broadcast;
   s.min_inputs = 2;
   s.max_inputs = 3;
@@ -106,6 +108,7 @@ void add_dequantize_linear(OpRegistry& r) {
 void add_dynamic_quantize_linear(OpRegistry& r) {
   OpSchema s;
   s.name = "DynamicQuantizeLinear";
+  s.split_rule = OpSchema::SplitRule::Stop;
   s.op_class = OpClass::Opaque;  // a whole-tensor statistic read by every element
   s.min_inputs = s.max_inputs = 1;
   s.min_outputs = s.max_outputs = 3;

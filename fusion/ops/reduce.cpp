@@ -133,6 +133,7 @@ void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op, bool spatia
   s.name = name;
   s.op_class = OpClass::Reduction;
   s.max_inputs = spatial ? 1 : 2;
+  if (!spatial) s.split_rule = OpSchema::SplitRule::Reduce;
   if (!spatial) s.value_inputs = {1};
   s.infer = [op, spatial](const InferContext& c) {
     c.check(c.dtype(0) != DType::Bool, "bool input is not supported");

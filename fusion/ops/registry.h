@@ -81,6 +81,25 @@ struct OpSchema {
     std::string axis_attr = "axis";  // the attribute naming the axis (default 0, negative from the end)
   };
   std::optional<IndexInput> index_input;
+  // How a split of the op's data along one axis runs through it (tensor parallelism's column
+  // split, fusion/planner/tensor_parallel.cpp): by the op's own rule, or, for Elementwise and
+  // Broadcast ops (ByClass), as its operands broadcast. Stop: a region cannot cross it.
+  enum class SplitRule {
+    ByClass,
+    Stop,       // parameters along a channel axis (BatchNormalization, QuantizeLinear, ...), or unknown
+    MatMul,     // column-parallel, or row-parallel where it contracts over the split
+    Concat,     // along the split or beside it
+    Transpose,  // the split moves with its axis
+    Reshape,    // Reshape, Flatten, Squeeze, Unsqueeze: the split's axis found in the new shape
+    Expand,
+    Split,
+    Slice,
+    Gather,
+    Softmax,  // Softmax, LogSoftmax: along any other axis
+    Reduce,   // ReduceMean/Sum/Max over other axes
+    LayerNorm,
+  };
+  SplitRule split_rule = SplitRule::ByClass;
 
   bool is_value_input(int i) const;
   bool is_shape_only_input(int i) const;

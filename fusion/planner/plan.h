@@ -98,6 +98,16 @@ struct RefusedMerge {
   std::vector<std::string> nodes;  // node names involved
 };
 
+// One pass the model went through on its way to kernels, and what it did to this model. The
+// Engine's passes, in the order it runs them: load (import, dims bound, constants folded, one
+// spelling per op), shard (--tp), each enabled rule's graph rewrite (priority order: BatchNorm
+// folded, horizontal MatMuls, ...), group, guard (groups measured slower fused planned apart),
+// pack (MatMul weights as panels for the tiles).
+struct PassRun {
+  std::string name;
+  std::string did;  // one line: "3 rewrites, 1 refused", "off"
+};
+
 struct FusionPlan {
   std::vector<FusionGroup> groups;  // in execution order
   std::vector<RefusedMerge> refused;
@@ -108,6 +118,9 @@ struct FusionPlan {
   // Nodes a rewrite made -> the source nodes (of the graph as loaded) each one replaces, so every
   // kernel maps back to the model's own nodes.
   std::map<std::string, std::vector<std::string>> source_nodes;
+  // The passes that made this plan, in order (plan_fusion_rewriting: the rules' rewrites and
+  // grouping; the Engine adds the ones around them).
+  std::vector<PassRun> passes;
 };
 
 }  // namespace gaf

@@ -563,15 +563,26 @@ FusionPlan plan_fusion(const Graph& g, const PlannerOptions& opts, const RuleReg
 FusionPlan plan_fusion_rewriting(Graph& g, const PlannerOptions& opts, const RuleRegistry& rules) {
   opts.validate(rules);
   RewriteLog log;
+  std::vector<PassRun> passes;
   auto skipped = [&](const Node& n) { return opts.skip_nodes.count(n.name) || opts.skip_nodes.count(n.op_type); };
   if (opts.enabled)
     for (const auto& rule : rules.ordered())
-      if (!opts.disabled_rules.count(rule->name()) && !opts.disabled_kinds.count(rule->kind()))
+      if (!opts.disabled_rules.count(rule->name()) && !opts.disabled_kinds.count(rule->kind())) {
+        const size_t applied = log.applied.size(), refused = log.refused.size();
         rule->rewrite(g, skipped, log);
+        if (log.applied.size() > applied || log.refused.size() > refused)  // a rule that rewrites, here
+          passes.push_back(PassRun{rule->name(), std::to_string(log.applied.size() - applied) + " rewrites, " +
+                                                     std::to_string(log.refused.size() - refused) + " refused"});
+      }
   FusionPlan p = plan_fusion(g, opts, rules);
   p.rewrites = std::move(log.applied);
   p.source_nodes = std::move(log.source_nodes);
   p.refused.insert(p.refused.begin(), log.refused.begin(), log.refused.end());
+  int fused = 0;
+  for (const FusionGroup& grp : p.groups) fused += grp.nodes.size() > 1;
+  passes.push_back(PassRun{"group", std::to_string(p.groups.size()) + " groups, " + std::to_string(fused) +
+                                        " of them fused, " + std::to_string(p.refused.size()) + " refused merges"});
+  p.passes = std::move(passes);
   return p;
 }
 

@@ -196,28 +196,28 @@ class RegionFinder {
   void propagate(int n) {
     const Node& nd = node(n);
     const OpSchema* schema = OpRegistry::global().find(nd.op_type);
-    const OpClass cls = schema ? schema->op_class : OpClass::Opaque;
-    if (nd.op_type == "MatMul") return matmul(n);
-    // Ops whose parameters line up with a channel axis rather than numpy's trailing axes.
-    if (nd.op_type == "BatchNormalization" || nd.op_type == "QuantizeLinear" || nd.op_type == "DequantizeLinear" ||
-        nd.op_type == "DynamicQuantizeLinear")
-      fail(n, nd.op_type + " is not known to run split");
-    if (cls == OpClass::Elementwise || cls == OpClass::Broadcast) return broadcast(n);
-    if (nd.op_type == "Concat") return concat(n);
-    // The handlers below follow their data operand (input 0).
+    using Rule = OpSchema::SplitRule;
+    const Rule rule = schema ? schema->split_rule : Rule::Stop;
+    if (rule == Rule::MatMul) return matmul(n);
+    if (rule == Rule::ByClass && (schema->op_class == OpClass::Elementwise || schema->op_class == OpClass::Broadcast))
+      return broadcast(n);
+    if (rule == Rule::Concat) return concat(n);
+    if (rule == Rule::ByClass || rule == Rule::Stop) fail(n, nd.op_type + " is not known to run split");
+    // The rules below follow their data operand (input 0).
     if (nd.inputs.empty() || nd.inputs[0].empty() || !split_of(nd.inputs[0]))
       fail(n, "only an operand other than its data is split");
-    if (nd.op_type == "Transpose") return transpose(n);
-    if (nd.op_type == "Reshape" || nd.op_type == "Flatten" || nd.op_type == "Squeeze" || nd.op_type == "Unsqueeze")
-      return reshape(n);
-    if (nd.op_type == "Expand") return expand(n);
-    if (nd.op_type == "Split") return split(n);
-    if (nd.op_type == "Slice") return slice(n);
-    if (nd.op_type == "Gather") return gather(n);
-    if (nd.op_type == "Softmax" || nd.op_type == "LogSoftmax") return softmax(n);
-    if (nd.op_type.rfind("Reduce", 0) == 0) return reduce(n);
-    if (nd.op_type == "LayerNormalization") return layernorm(n);
-    fail(n, nd.op_type + " is not known to run split");
+    switch (rule) {
+      case Rule::Transpose: return transpose(n);
+      case Rule::Reshape: return reshape(n);
+      case Rule::Expand: return expand(n);
+      case Rule::Split: return split(n);
+      case Rule::Slice: return slice(n);
+      case Rule::Gather: return gather(n);
+      case Rule::Softmax: return softmax(n);
+      case Rule::Reduce: return reduce(n);
+      case Rule::LayerNorm: return layernorm(n);
+      default: fail(n, nd.op_type + " is not known to run split");
+    }
   }
 
   // Operands broadcast against each other: the split ones must agree on the output axis; the
@@ -567,7 +567,7 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
   if (!g.dynamic.empty())
     throw GafError("--tp with dynamic dims (--dim NAME=LO..HI) is not supported yet; bind every dim");
   for (const Node& n : g.nodes())
-    if (n.op_type == "AllReduce" || n.op_type == "AllGather") {
+    if (const OpSchema* schema = OpRegistry::global().find(n.op_type); schema && schema->op_class == OpClass::Comm) {
       result.refused.push_back(RefusedMerge{
           ReasonCode::HasCollectives,
           "Left as is: the graph has collectives already ('" + n.name + "'), so each rank runs it as it is",

@@ -44,6 +44,12 @@ std::string fusion_log_lines(const Graph& g, const FusionPlan& plan, const TextD
       ++total;
     }
   std::ostringstream os;
+  if (!plan.passes.empty()) {  // the model's way to kernels so far, in order
+    os << "[GRAPH_AUTOFUSION] Passes:";
+    for (size_t i = 0; i < plan.passes.size(); ++i)
+      os << (i ? " >" : "") << " " << plan.passes[i].name << " (" << plan.passes[i].did << ")";
+    os << "\n";
+  }
   // Rewrites of one kind (the sentence's words up to its colon) after the first are counted.
   std::map<std::string, int> more_of_kind;
   std::vector<std::string> kinds;
@@ -203,6 +209,8 @@ nlohmann::json fusion_plan_json(const Graph& g, const FusionPlan& plan, const Pl
                     {"fused_forward_ms", profile->fused_forward_ms},
                     {"unfused_forward_ms", profile->unfused_forward_ms}};
   j["totals"] = totals;
+  j["passes"] = json::array();
+  for (const PassRun& p : plan.passes) j["passes"].push_back({{"name", p.name}, {"did", p.did}});
   j["rewrites"] = plan.rewrites;
   j["refused"] = json::array();
   for (const RefusedMerge& r : plan.refused)
