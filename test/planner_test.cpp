@@ -358,3 +358,29 @@ TEST(PlannerControls, DisableSkipSizeAndNoFusion) {
     EXPECT_NE(std::string(e.what()).find("unknown fusion rule 'nope' (valid: "), std::string::npos) << e.what();
   }
 }
+
+// GroupNorm as torch exports it (Reshape, InstanceNormalization, Reshape, gamma, beta) is one
+// normalization kernel labelled GroupNorm, whatever follows it; fused it computes what the
+// reference does.
+TEST(PlannerOnBuilder, GroupNormIsOneKernel) {
+  GraphBuilder b("group_norm");
+  ValueRef x = b.input("x", DType::Float32, {2, 16, 6, 6});
+  ValueRef grouped = b.reshape(x, {2, 4, -1});
+  Attributes eps;
+  eps.set("epsilon", 1e-5f);
+  ValueRef normed = b.op1("InstanceNormalization",
+                          {grouped, b.weight("ones", filled({4}, 1.0f)), b.weight("zeros", filled({4}, 0.0f))}, eps);
+  ValueRef back = b.reshape(normed, {2, 16, 6, 6});
+  ValueRef affine = b.add(b.mul(back, b.weight("gamma", gaf::testing::random_uniform({16, 1, 1}, 5))),
+                          b.weight("beta", gaf::testing::random_uniform({16, 1, 1}, 6)));
+  b.output(b.relu(affine), "y");
+  Graph g = prepared(b.finish());
+  FusionPlan p = plan_fusion(g);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].kernel.label, "GroupNorm");
+  EXPECT_EQ(p.groups[0].rule_label(), "group_norm+generic");  // the ReLU joined by generic grouping
+  const TensorMap in{{"x", gaf::testing::random_uniform({2, 16, 6, 6}, 7)}};
+  ReferenceExecutor ref;
+  Executable fused = build_executable(g, p);
+  EXPECT_LE(max_rel_diff(fused.runner->run(in), ref.run(g, in)), 1e-5);
+}

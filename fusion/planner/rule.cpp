@@ -23,6 +23,7 @@ RuleRegistry RuleRegistry::builtin() {
   r.add(make_layernorm_moments_rule());
   r.add(make_rmsnorm_decomposed_rule());
   r.add(make_softmax_decomposed_rule());
+  r.add(make_group_norm_rule());
   r.add(make_norm_op_rule());
   r.add(make_batchnorm_fold_rule());
   r.add(make_horizontal_matmul_rule());

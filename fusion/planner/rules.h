@@ -17,6 +17,7 @@ std::shared_ptr<const FusionRule> make_layernorm_decomposed_rule();  // rules_no
 std::shared_ptr<const FusionRule> make_layernorm_moments_rule();
 std::shared_ptr<const FusionRule> make_rmsnorm_decomposed_rule();
 std::shared_ptr<const FusionRule> make_softmax_decomposed_rule();
+std::shared_ptr<const FusionRule> make_group_norm_rule();
 std::shared_ptr<const FusionRule> make_norm_op_rule();
 std::shared_ptr<const FusionRule> make_batchnorm_fold_rule();  // batchnorm_fold.cpp (a rewrite)
 

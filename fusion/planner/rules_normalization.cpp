@@ -1,7 +1,8 @@
 // Built-in rule 3: normalizations as one group with per-row statistics — LayerNormalization,
 // Softmax, LogSoftmax, BatchNormalization as single ops, and the decomposed forms exporters
 // write: LayerNorm (ReduceMean/Sub/Pow|Mul/ReduceMean/Add eps/Sqrt/Div|Reciprocal+Mul, with
-// optional gamma/beta), RMSNorm, Softmax (ReduceMax/Sub/Exp/ReduceSum/Div, or without the max).
+// optional gamma/beta), RMSNorm, Softmax (ReduceMax/Sub/Exp/ReduceSum/Div, or without the max),
+// GroupNorm (Reshape/InstanceNormalization/Reshape with its affine tail).
 #include "fusion/planner/rule_patterns.h"
 #include "fusion/planner/rules.h"
 
@@ -128,6 +129,17 @@ class MomentsLayerNormRule : public FusionRule {
 }  // namespace
 
 std::shared_ptr<const FusionRule> make_layernorm_moments_rule() { return std::make_shared<MomentsLayerNormRule>(); }
+
+// GroupNorm as torch exports it (opset 17): the channels viewed as [N, groups, -1], normalized per
+// group by InstanceNormalization (unit scale, zero bias), viewed back, then the per-channel gamma
+// and beta. One row schedule: statistics per (image, group), the affine tail on each element.
+std::shared_ptr<const FusionRule> make_group_norm_rule() {
+  Pattern core = Pattern("Reshape") >> Pattern("InstanceNormalization") >> Pattern("Reshape");
+  auto rule = std::make_shared<PatternRule>("group_norm", FusionKind::Normalization, rule_priority::kNormalization,
+                                            with_affine_tail(core));
+  rule->set_kernel_label("GroupNorm");
+  return rule;
+}
 
 std::shared_ptr<const FusionRule> make_norm_op_rule() {
   Pattern p =
