@@ -134,3 +134,40 @@ TEST(TorchExportBatches, WholeModelsFusedAndUnfusedReproducePyTorch) {
     }
   }
 }
+
+// One compiled library for every batch and length (#38): the whole BertModel compiled once by gaf
+// compile with batch and seq both symbolic (--dim batch=1..16 --dim seq=1..64; examples/aot_onnx
+// linked with the plan runtime only) reproduces PyTorch at batch 4 x 32 (padded rows) and at
+// batch 2 x 16 from the same weights (the exports' seeded weights do not depend on the shapes).
+TEST(TorchExportBatches, OneLibraryWithSymbolicBatchAndSeqRunsEveryShape) {
+  const std::string base = scratch_dir("torch_bert_dynamic_library");
+  std::filesystem::remove_all(base);
+  const std::vector<std::pair<std::string, std::string>> shapes = {{"b4", "--seq 32 --batch 4 --lengths 32,24,16,5"},
+                                                                   {"b2", "--seq 16 --batch 2 --lengths 16,9"}};
+  for (const auto& [name, options] : shapes) {
+    CommandResult gen = run_command(std::string(python()) + " " + source_dir() + "/test/models/export_bert.py " + base +
+                                        "/" + name + " 17 --full " + options,
+                                    base + "/" + name + "_gen");
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  }
+  for (const std::string& cmd :
+       {"cmake -S " + source_dir() + "/examples/aot_onnx -B " + base + "/build -DCMAKE_BUILD_TYPE=Release" +
+            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL=" + base +
+            "/b4/model.onnx '-DGAF_COMPILE_ARGS=--dim;batch=1..16;--dim;seq=1..64'",
+        "cmake --build " + base + "/build"}) {
+    CommandResult r = run_command(cmd, base + "/log");
+    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
+  }
+  for (const auto& [name, options] : shapes) {
+    const std::string dir = base + "/" + name, out = dir + "/aot";
+    std::filesystem::create_directories(out);
+    CommandResult r = run_command(base + "/build/aot_onnx " + dir + " " + out, dir + "_run");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    for (const auto& [output, expected] : std::vector<std::pair<std::string, std::string>>{
+             {"last_hidden_state", "expected"}, {"pooler_output", "expected_pooler"}})
+      EXPECT_EQ(compare_tensors(read_npy(out + "/" + output + ".npy"), read_npy(dir + "/" + expected + ".npy"),
+                                Tolerance{1e-4, 1e-4}),
+                "")
+          << name << " output " << output;
+  }
+}
