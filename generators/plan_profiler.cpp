@@ -15,23 +15,37 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// One executable's profiled runs: the forward's time and each group's, per run.
+class ProfiledRuns {
+ public:
+  ProfiledRuns(PlanRunner& runner, size_t groups) : runner_(runner), per_(groups) { runner_.set_profiling(true); }
+  void warm_up(const TensorMap& inputs) { runner_.run(inputs, outs_); }
+  void run(const TensorMap& inputs) {
+    auto t0 = std::chrono::steady_clock::now();
+    runner_.run(inputs, outs_);
+    forward_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    for (size_t k = 0; k < per_.size(); ++k) per_[k].push_back(runner_.group_ms()[k]);
+  }
+  std::pair<double, std::vector<double>> medians() const {
+    std::vector<double> med;
+    for (const auto& v : per_) med.push_back(median(v));
+    return {median(forward_), med};
+  }
+
+ private:
+  PlanRunner& runner_;
+  TensorMap outs_;  // reused by every run, as a caller of run() keeps its outputs
+  std::vector<double> forward_;
+  std::vector<std::vector<double>> per_;
+};
+
 }  // namespace
 
 std::pair<double, std::vector<double>> time_groups(PlanRunner& ex, size_t groups, const TensorMap& inputs, int runs) {
-  ex.set_profiling(true);
-  TensorMap outs;  // reused by every run, as a caller of run() keeps its outputs
-  ex.run(inputs, outs);
-  std::vector<double> forward;
-  std::vector<std::vector<double>> per(groups);
-  for (int r = 0; r < runs; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    ex.run(inputs, outs);
-    forward.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    for (size_t k = 0; k < groups; ++k) per[k].push_back(ex.group_ms()[k]);
-  }
-  std::vector<double> med;
-  for (auto& v : per) med.push_back(median(v));
-  return {median(forward), med};
+  ProfiledRuns p(ex, groups);
+  p.warm_up(inputs);
+  for (int r = 0; r < runs; ++r) p.run(inputs);
+  return p.medians();
 }
 
 PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,
@@ -41,10 +55,21 @@ PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap
   FusionPlan single = plan_fusion(g, off);
   Executable fused = build_executable(g, plan, "gaf", {schedules, nullptr, progress.compile_fused});
   Executable unfused = build_executable(g, single, "gaf", {schedules, nullptr, progress.compile_unfused});
+  // Fused and unfused runs alternate: timed one after the other, whichever went first ran its
+  // MatMul groups up to 2x slower (AMD EPYC Zen 4, Falcon at base size: the wide MatMul 7.2 ms
+  // fused vs 3.8 ms apart, 3.8 ms in gaf run --profile), and the guard split groups that were not
+  // slower. Alternating puts whatever drifts in a process's first runs on both alike.
+  ProfiledRuns f(*fused.runner, plan.groups.size()), u(*unfused.runner, single.groups.size());
+  f.warm_up(inputs);
+  u.warm_up(inputs);
+  for (int r = 0; r < runs; ++r) {
+    f.run(inputs);
+    u.run(inputs);
+  }
+  auto [fused_fwd, fused_ms] = f.medians();
+  auto [unfused_fwd, node_ms] = u.medians();
   PlanProfile p;
   p.runs = runs;
-  auto [fused_fwd, fused_ms] = time_groups(*fused.runner, plan.groups.size(), inputs, runs);
-  auto [unfused_fwd, node_ms] = time_groups(*unfused.runner, single.groups.size(), inputs, runs);
   p.fused_forward_ms = fused_fwd;
   p.unfused_forward_ms = unfused_fwd;
   for (const FusionGroup& grp : plan.groups) {
