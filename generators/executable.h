@@ -1,9 +1,9 @@
 // The executable form of a plan, one for both paths: the plan file's content (AotPlan: inputs,
-// outputs, the arena, the groups with their kernels by number, index checks, KV caches) and,
-// built in this process, its kernels JIT-compiled and its weights. The fused executor runs it
-// with the plan runner (runtime/plan_runner.h); gaf compile writes the same plan with the same
-// kernels compiled into a library (aot_compiler.h), which the plan runner runs as well. With a
-// plan of single-node groups this is the unfused baseline (every op alone, same schedules). No Halide.
+// outputs, the arena, the groups with their kernels by number, index checks, KV caches), its
+// kernels — JIT-compiled in this process, or objects for gaf compile's library (aot_compiler.h)
+// — and its weights. The plan runner (runtime/plan_runner.h) runs it either way: in this process
+// (Executable::runner, gaf run) or from the library's files. With a plan of single-node groups
+// this is the unfused baseline (every op alone, same schedules). No Halide.
 #pragma once
 
 #include <functional>
