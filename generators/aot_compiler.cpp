@@ -1,33 +1,19 @@
 #include "generators/aot_compiler.h"
 
-#include "generators/comm_kernel.h"
-
-#include "fusion/ops/symbolic_dims.h"
-#include "generators/shape_classes.h"
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 
-#include "fusion/ops/symbolic_dims.h"
-#include "fusion/ops/registry.h"
 #include "fusion/report/report.h"
-#include "generators/group_kernel.h"
+#include "generators/comm_kernel.h"
 #include "generators/executable.h"
 #include "generators/fp16_guard.h"
 #include "generators/group_pipeline.h"
-#include "generators/kernel_numbering.h"
-#include "generators/memory_plan.h"
-#include "generators/shape_classes.h"
 #include "generators/weight_packing.h"
 #include "runtime/aot_plan.h"
 #include "runtime/plan_runner.h"
