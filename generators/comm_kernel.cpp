@@ -252,8 +252,7 @@ class CommComputeKernel : public GroupKernel {
 bool needs_communicator(const Graph& g, const FusionGroup& grp) {
   for (int n : grp.nodes) {
     const Node& node = g.nodes()[static_cast<size_t>(n)];
-    const OpSchema* s = OpRegistry::global().find(node.op_type);
-    if (s && s->op_class == OpClass::Comm && group_size_of(node) > 1) return true;
+    if (is_collective(node) && group_size_of(node) > 1) return true;
   }
   return false;
 }

@@ -208,8 +208,7 @@ Executable build_executable(const Graph& g, const FusionPlan& plan, const std::s
         if (opts.progress) opts.progress(++done, grp);
         continue;
       }
-      KernelSite site{i,
-                      name + "_k" + std::to_string(i),
+      KernelSite site{ks.fn_of_group[s][c],
                       &ks.classes[c],
                       &gc,
                       &grp,

@@ -59,11 +59,10 @@ std::vector<AotWeight> weight_entries(const Graph& g, const FusionPlan& plan, co
 // Called after each group's kernel is ready (compiled or shared): groups done so far, the group.
 using CompileProgress = std::function<void(size_t done, const FusionGroup& grp)>;
 
-// One distinct kernel of the numbering: number `number`, the function `function` (NAME_k<i>),
+// One distinct kernel of the numbering: the function `function` (NAME_k<i>, kernel_function_names),
 // compiled from group `grp` on `g` (typed at size class `cls`) with `options` (the target's
 // defaults, or `tuned`'s parameters).
 struct KernelSite {
-  size_t number = 0;
   std::string function;
   const ShapeClass* cls = nullptr;
   const Graph* g = nullptr;

@@ -11,11 +11,6 @@ namespace gaf {
 
 namespace {
 
-bool is_collective(const Node& n) {
-  const OpSchema* s = OpRegistry::global().find(n.op_type);
-  return s && s->op_class == OpClass::Comm;
-}
-
 void add_pipes(NpuModeledTime& sum, const NpuModeledTime& t) {
   sum.dma_in_us += t.dma_in_us;
   sum.dma_out_us += t.dma_out_us;

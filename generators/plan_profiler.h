@@ -20,8 +20,8 @@ struct ProfileProgress {
 // profiled runs of `ex` after one warm-up run (one group's time in one run is noisy).
 std::pair<double, std::vector<double>> time_groups(PlanRunner& ex, size_t groups, const TensorMap& inputs, int runs);
 
-// `g` is the graph the plan was made for (after the planner's rewrites). One warm-up run, then
-// `runs` timed runs of each executor; per-group times are medians.
+// `g` is the graph the plan was made for (after the planner's rewrites). One warm-up run of each
+// executable, then `runs` timed runs of each, fused and unfused in turn; per-group times are medians.
 // The fused kernels use `schedules`' tuned parameters when given (the unfused ones too, where
 // a single-node group is in it).
 PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap& inputs, int runs,

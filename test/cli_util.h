@@ -46,4 +46,21 @@ inline std::string source_dir() { return GAF_SOURCE_DIR; }
 inline std::string scratch_dir(const std::string& name) { return std::string(GAF_TEST_SCRATCH) + "/" + name; }
 inline const char* python() { return "/usr/bin/python3"; }
 
+// examples/aot_onnx (an out-of-tree app: find_package(gaf) on this build, `model` compiled by gaf
+// compile at build time with `compile_args`, a CMake list) configured and built in `dir`; the
+// app's path, or "" after a failed step (recorded as a test failure with the step's output).
+inline std::string built_aot_onnx_app(const std::string& dir, const std::string& model,
+                                      const std::string& compile_args = "") {
+  for (const std::string& cmd :
+       {"cmake -S " + source_dir() + "/examples/aot_onnx -B " + dir + "/build -DCMAKE_BUILD_TYPE=Release" +
+            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL=" + model +
+            " '-DGAF_COMPILE_ARGS=" + compile_args + "'",
+        "cmake --build " + dir + "/build"}) {
+    CommandResult r = run_command(cmd, dir + "/log");
+    EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
+    if (r.exit_code) return "";
+  }
+  return dir + "/build/aot_onnx";
+}
+
 }  // namespace gaf::testing

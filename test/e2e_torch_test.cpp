@@ -150,18 +150,12 @@ TEST(TorchExportBatches, OneLibraryWithSymbolicBatchAndSeqRunsEveryShape) {
                                     base + "/" + name + "_gen");
     ASSERT_EQ(gen.exit_code, 0) << gen.err;
   }
-  for (const std::string& cmd :
-       {"cmake -S " + source_dir() + "/examples/aot_onnx -B " + base + "/build -DCMAKE_BUILD_TYPE=Release" +
-            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL=" + base +
-            "/b4/model.onnx '-DGAF_COMPILE_ARGS=--dim;batch=1..16;--dim;seq=1..64'",
-        "cmake --build " + base + "/build"}) {
-    CommandResult r = run_command(cmd, base + "/log");
-    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
-  }
+  const std::string app = built_aot_onnx_app(base, base + "/b4/model.onnx", "--dim;batch=1..16;--dim;seq=1..64");
+  ASSERT_FALSE(app.empty());
   for (const auto& [name, options] : shapes) {
     const std::string dir = base + "/" + name, out = dir + "/aot";
     std::filesystem::create_directories(out);
-    CommandResult r = run_command(base + "/build/aot_onnx " + dir + " " + out, dir + "_run");
+    CommandResult r = run_command(app + " " + dir + " " + out, dir + "_run");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     for (const auto& [output, expected] : std::vector<std::pair<std::string, std::string>>{
              {"last_hidden_state", "expected"}, {"pooler_output", "expected_pooler"}})

@@ -401,14 +401,10 @@ TEST_P(ZooAot, CompiledLibraryMatchesTheInProcessRunAndPyTorch) {
   const std::string out = scratch_dir("zoo_aot/" + GetParam().model);
   std::filesystem::remove_all(out);
   std::filesystem::create_directories(out + "/aot");
-  for (const std::string& cmd :
-       {"cmake -S " + source_dir() + "/examples/aot_onnx -B " + out + "/build -DCMAKE_BUILD_TYPE=Release" +
-            " -DCMAKE_CXX_COMPILER=" + CXX_COMPILER + " -Dgaf_DIR=" + GAF_BUILD_DIR + " -DMODEL=" + dir_ +
-            "/model.onnx '-DGAF_COMPILE_ARGS=--input;input=" + dir_ + "/input.npy'",
-        "cmake --build " + out + "/build", out + "/build/aot_onnx " + dir_ + " " + out + "/aot"}) {
-    CommandResult r = run_command(cmd, out + "/log");
-    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
-  }
+  const std::string app = built_aot_onnx_app(out, dir_ + "/model.onnx", "--input;input=" + dir_ + "/input.npy");
+  ASSERT_FALSE(app.empty());
+  CommandResult r = run_command(app + " " + dir_ + " " + out + "/aot", out + "/log");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const TensorMap inputs{{"input", read_npy(dir_ + "/input.npy")}};
   Engine fused(dir_ + "/model.onnx", options(true), inputs);
   const Tensor in_process = fused.run(inputs).at("output");

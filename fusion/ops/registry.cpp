@@ -119,6 +119,11 @@ std::vector<TensorDesc> infer_node(const OpSchema& schema, const Node& node,
   return out;
 }
 
+bool is_collective(const Node& node) {
+  const OpSchema* s = OpRegistry::global().find(node.op_type);
+  return s && s->op_class == OpClass::Comm;
+}
+
 int index_axis(const OpSchema::IndexInput& ii, const Node& node, int data_rank) {
   int64_t axis = node.attrs.get_int(ii.axis_attr, 0);
   if (axis < 0) axis += data_rank;

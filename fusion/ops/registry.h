@@ -121,6 +121,8 @@ class OpRegistry {
 
 // The axis of `node`'s data input its indices index (schema.index_input; normalised; -1 when out of range).
 int index_axis(const OpSchema::IndexInput& ii, const Node& node, int data_rank);
+// Whether `node` is a collective across ranks (op class Comm: AllReduce, AllGather).
+bool is_collective(const Node& node);
 // Checks the op's index input (schema.index_input) if it has one: GafError naming the node.
 void check_node_inputs(const OpSchema& schema, const Node& node, const std::vector<const Tensor*>& inputs);
 

@@ -567,7 +567,7 @@ ShardResult shard_tensor_parallel(Graph& g, const TensorParallel& tp) {
   if (!g.dynamic.empty())
     throw GafError("--tp with dynamic dims (--dim NAME=LO..HI) is not supported yet; bind every dim");
   for (const Node& n : g.nodes())
-    if (const OpSchema* schema = OpRegistry::global().find(n.op_type); schema && schema->op_class == OpClass::Comm) {
+    if (is_collective(n)) {
       result.refused.push_back(RefusedMerge{
           ReasonCode::HasCollectives,
           "Left as is: the graph has collectives already ('" + n.name + "'), so each rank runs it as it is",
