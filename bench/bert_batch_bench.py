@@ -4,7 +4,7 @@ attention_mask, token_type_ids, embeddings and pooler — Hugging Face BertModel
 (test/models/export_bert.py --full, seeded weights, opset 17) at BERT-base
 size, seq 128, run at each --batch with rows of real lengths 128, 96, 64, 21 (repeated) and the
 rest padding — ours fused (`gaf run`), ours unfused (`--no-fusion`) and ONNX Runtime 1.30
-(bench/ort_run.js), 2 threads each, in interleaved rounds; then the attention groups' time from
+(bench/ort_run.js) and PyTorch eager (export_bert.py --time), 2 threads each, in interleaved rounds; then the attention groups' time from
 one `gaf run --profile` per batch. Prints a Markdown table: medians over rounds, the spread
 (min..max of the round medians), unfused / fused, fused / ORT, attention ms per layer and its
 GFLOP/s (scores and probs x V over every row, padding included). "unfused / fused" is the fusion speed-up.
@@ -38,14 +38,24 @@ def run(cmd, env=None):
     return r.stdout
 
 
+def export_cmd(a, d, batch):
+    lengths = ",".join(str(LENGTHS[i % len(LENGTHS)]) for i in range(batch))
+    return [PY, os.path.join(HERE, "..", "test", "models", "export_bert.py"), d, "17", "--layers", str(a.layers),
+            "--hidden", str(HIDDEN), "--heads", str(HEADS), "--ffn", str(FFN), "--seq", str(SEQ),
+            "--batch", str(batch), "--lengths", lengths, "--full"]
+
+
 def export(a, batch):
     d = os.path.join(a.work_dir, "bert_full_l%d_b%d" % (a.layers, batch))
     if not os.path.exists(os.path.join(d, "expected.npy")):
-        lengths = ",".join(str(LENGTHS[i % len(LENGTHS)]) for i in range(batch))
-        run([PY, os.path.join(HERE, "..", "test", "models", "export_bert.py"), d, "17", "--layers", str(a.layers),
-             "--hidden", str(HIDDEN), "--heads", str(HEADS), "--ffn", str(FFN), "--seq", str(SEQ),
-             "--batch", str(batch), "--lengths", lengths, "--full"])
+        run(export_cmd(a, d, batch))
     return d
+
+
+def torch_eager(a, d, batch):
+    """PyTorch eager on the same seeded model and inputs (export_bert.py --time), 2 threads."""
+    env = dict(os.environ, OPENBLAS_THREAD_TIMEOUT="4")  # see torch_bert.py
+    return statistics.median(json.loads(run(export_cmd(a, d, batch) + ["--time", str(a.repeat)], env))["ms"])
 
 
 INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
@@ -99,27 +109,28 @@ def main():
     rows = []
     for batch in a.batch:
         d = export(a, batch)
-        got = {"fused": [], "unfused": [], "ort": [], **{p: [] for p in a.precision}}
+        got = {"fused": [], "unfused": [], "ort": [], "torch": [], **{p: [] for p in a.precision}}
         for r in range(a.rounds):
             got["fused"].append(ours(a, d, batch, True))
             got["unfused"].append(ours(a, d, batch, False))
             got["ort"].append(ort(a, d, env))
+            got["torch"].append(torch_eager(a, d, batch))
             for p in a.precision:
                 got[p].append(ours(a, d, batch, True, p))
             print("batch %d: round %d/%d done" % (batch, r + 1, a.rounds), file=sys.stderr)
         att = attention_ms(a, d, batch)
         errors = {p: rel_l2_vs_torch(a, d, batch, p) for p in ["fp32"] + a.precision}
         rows.append((batch, got, att, errors))
-    print("| batch | ours fused ms | spread | ours unfused ms | spread | ORT ms | spread | unfused / fused | fused / ORT "
-          "| attention ms per layer | attention GFLOP/s |")
-    print("|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|")
+    print("| batch | ours fused ms | spread | ours unfused ms | spread | ORT ms | spread | PyTorch eager ms | spread "
+          "| unfused / fused | fused / ORT | attention ms per layer | attention GFLOP/s |")
+    print("|---|---:|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|")
     for batch, got, att, _ in rows:
         med = {k: statistics.median(v) for k, v in got.items()}
         spread = {k: "%.1f..%.1f" % (min(v), max(v)) for k, v in got.items()}
         flops = 4.0 * batch * HEADS * SEQ * SEQ * (HIDDEN // HEADS)  # Q K^T and probs V
-        print("| %d | %.1f | %s | %.1f | %s | %.1f | %s | %.2fx | %.2fx | %s | %s |" % (
+        print("| %d | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %s | %.2fx | %.2fx | %s | %s |" % (
             batch, med["fused"], spread["fused"], med["unfused"], spread["unfused"], med["ort"], spread["ort"],
-            med["unfused"] / med["fused"], med["fused"] / med["ort"],
+            med["torch"], spread["torch"], med["unfused"] / med["fused"], med["fused"] / med["ort"],
             "%.3f" % att if att else "-", "%.0f" % (flops / att / 1e6) if att else "-"))
 
     if not a.precision:

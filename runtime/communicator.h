@@ -40,6 +40,7 @@ class Communicator {
   // rank and returns every rank's block in rank order, readable and writable by all, valid as
   // long as the communicator; empty when the ranks do not share memory (then only the
   // collectives above move data). What one rank stored before a barrier(), the others see after it.
+  // Each block starts on a 64-byte boundary, as every tensor the kernels read or write does.
   virtual std::vector<void*> shared_blocks(int64_t bytes, const std::string& what) {
     (void)bytes;
     (void)what;

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -197,9 +198,14 @@ std::vector<void*> MpiCommunicator::shared_blocks(int64_t bytes, const std::stri
   int node_size = 0;
   MPI_Comm_size(s.node, &node_size);
   if (node_size != s.size) return {};  // ranks on several machines: every rank sees this alike
+  // The kernels take the blocks as tensors, 64-byte aligned (their vector loads may assume it:
+  // OpenMPI's segment starts 8 bytes past a line, and a norm's row sums loaded with vmovaps
+  // faulted there). Each rank's region is padded so its block can start on the next line.
+  constexpr int64_t kAlign = 64;
+  const int64_t padded = (bytes + kAlign - 1) / kAlign * kAlign + kAlign;
   void* base = nullptr;
   MPI_Win win;
-  s.check(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, s.node, &base, &win),
+  s.check(MPI_Win_allocate_shared(static_cast<MPI_Aint>(padded), 1, MPI_INFO_NULL, s.node, &base, &win),
           "MPI_Win_allocate_shared", op, what);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win);  // a passive epoch for MPI_Win_sync in barrier()
   s.windows.push_back(win);
@@ -208,8 +214,10 @@ std::vector<void*> MpiCommunicator::shared_blocks(int64_t bytes, const std::stri
     MPI_Aint size = 0;
     int disp = 0;
     // Node ranks are in world order: split_type was keyed by rank.
-    s.check(MPI_Win_shared_query(win, r, &size, &disp, &blocks[static_cast<size_t>(r)]), "MPI_Win_shared_query", op,
-            what);
+    void* region = nullptr;
+    s.check(MPI_Win_shared_query(win, r, &size, &disp, &region), "MPI_Win_shared_query", op, what);
+    const auto at = reinterpret_cast<uintptr_t>(region);
+    blocks[static_cast<size_t>(r)] = reinterpret_cast<void*>((at + kAlign - 1) / kAlign * kAlign);
   }
   return blocks;
 }

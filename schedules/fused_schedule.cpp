@@ -79,6 +79,21 @@ struct Tiles {
   Placement probs_rows;                  // its row loop, where its statistics go
 };
 
+// The group output a multi-output group's compute_at decisions name (null if none or several).
+const TensorFunc* decided_rows_anchor(const std::vector<TensorFunc>& outputs, const std::vector<MemberFuncs>& members) {
+  const TensorFunc* at = nullptr;
+  for (const MemberFuncs& m : members)
+    for (const FuncDecision& d : m.decisions) {
+      if (m.tiled_matmul) continue;  // at its carrier's tiles (tile_matmuls), not in rows
+      if (d.decision != ComputeDecision::ComputeAt || d.at_output < 0 ||
+          static_cast<size_t>(d.at_output) >= outputs.size())
+        continue;
+      if (at && at != &outputs[static_cast<size_t>(d.at_output)]) return nullptr;
+      at = &outputs[static_cast<size_t>(d.at_output)];
+    }
+  return at;
+}
+
 const MemberFuncs* member_with_role(const std::vector<MemberFuncs>& members, MemberRole r) {
   for (const MemberFuncs& m : members)
     if (m.role == r) return &m;
@@ -176,15 +191,6 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs, const TensorFunc* anc
   for (const TensorFunc& t : outputs)
     if (t.defined()) output_named[t.func.name()] = &t;
   bool stats = has_statistics(members);
-  // A pre-norm block's projection (rule matmul_layernorm, role Residual): the residual sum is a
-  // group output the norm's rows read; the MatMul's tiles store it, rather than a copy of the
-  // MatMul materialised at root that a row pass adds the bias and residual to.
-  const TensorFunc* residual_sum = nullptr;
-  if (const MemberFuncs* r = member_with_role(members, MemberRole::Residual);
-      r && !r->outputs.empty() && r->outputs[0].defined()) {
-    auto it = output_named.find(r->outputs[0].func.name());
-    if (it != output_named.end()) residual_sum = it->second;
-  }
   // The rows path computes the anchor in row blocks: not when the anchor is itself a tiled
   // MatMul's output (a MatMul reading the normalised rows, scheduled by its own tiles).
   bool anchor_is_matmul = false;
@@ -207,13 +213,20 @@ Tiles tile_matmuls(const std::vector<TensorFunc>& outputs, const TensorFunc* anc
       tiled.owners.insert(&m);
       continue;
     }
-    if (stats && residual_sum && m.b_constant && !output_named.count(mm.func.name()) &&
-        m.decisions[0].decision == ComputeDecision::ComputeAt && !tiled.funcs.count(residual_sum->func.name()) &&
-        same_trailing_dims(residual_sum->shape, mm.shape, 2) &&
-        schedule_matmul_tiles(*residual_sum, *acc, p, m.b_panel, staged_operands(m))) {
-      tiled.funcs.insert(residual_sum->func.name());
-      tiled.owners.insert(&m);
-      continue;
+    // With several outputs, the output the planner found this MatMul's elementwise epilogue to
+    // end in (FuncDecision::at_output): a pre-norm block's residual sum, whose rows the norm reads
+    // back; a projection's bias. Its tiles store that output, no copy of the MatMul at root.
+    // (GPT-2 c_proj + ln_2: 0.61 ms with the MatMul at root and the bias and residual added in a
+    // row pass, 0.50 ms carried, 0.51 ms as two kernels; AMD EPYC Zen 5.)
+    const int at = m.decisions[0].decision == ComputeDecision::ComputeAt ? m.decisions[0].at_output : -1;
+    if (!anchor && at >= 0 && static_cast<size_t>(at) < outputs.size() && outputs[static_cast<size_t>(at)].defined()) {
+      const TensorFunc& carried = outputs[static_cast<size_t>(at)];
+      if (!tiled.funcs.count(carried.func.name()) && same_trailing_dims(carried.shape, mm.shape, 2) &&
+          schedule_matmul_tiles(carried, *acc, p, m.b_panel, staged_operands(m))) {
+        tiled.funcs.insert(carried.func.name());
+        tiled.owners.insert(&m);
+        continue;
+      }
     }
     const TensorFunc* carrier = &mm;
     const bool at_anchor = !output_named.count(mm.func.name()) &&
@@ -261,8 +274,12 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
       row_of[t.func.name()] = schedule_rows(t, p);
     }
   }
+  // The rows compute_at decisions refer to: the anchor's, or with several outputs the one the
+  // planner named (a pre-norm block's normalised rows, FuncDecision::at_output).
+  const TensorFunc* rows_anchor = anchor ? anchor : decided_rows_anchor(group_outputs, members);
   Placement anchor_row;
-  if (anchor && anchor->defined() && row_of.count(anchor->func.name())) anchor_row = row_of[anchor->func.name()];
+  if (rows_anchor && rows_anchor->defined() && row_of.count(rows_anchor->func.name()))
+    anchor_row = row_of[rows_anchor->func.name()];
   // The A of a MatMul tiled on its own output at root (attention when its block schedule does
   // not apply) is read there, outside the anchor's rows: it is computed at root too.
   std::set<const MemberFuncs*> read_at_root;
@@ -278,15 +295,21 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
     }
     // Where this member's stages go: with its compute_at output, or in its own row loop.
     Placement stage_at;
+    int own_rows = 0;  // this member's outputs that are group outputs with row loops of their own
+    for (const TensorFunc& t : m.outputs)
+      if (t.defined() && row_of.count(t.func.name())) ++own_rows;
     for (size_t k = 0; k < m.outputs.size(); ++k) {
       const TensorFunc& t = m.outputs[k];
       if (!t.defined() || is_tiled(t.func)) continue;
       const FuncDecision& d = m.decisions[k];
       auto own = row_of.find(t.func.name());
       if (own != row_of.end()) {
-        // A group output: its statistics go in its own row loop, unless other outputs read
-        // them too (LayerNormalization's Mean/InvStdDev), then they are computed at root.
-        if (row_of.size() == 1) stage_at = own->second;
+        // A group output: its statistics go in its own row loop, unless other outputs of this
+        // member read them too (LayerNormalization's Mean/InvStdDev), then they are computed at
+        // root. Other group outputs do not matter: they cannot read a member's statistics (a
+        // pre-norm block's residual sum beside its norm; counting them put GPT-2's embedding
+        // LayerNorm's statistics in a serial loop at root, 0.21 ms vs 0.13 ms as two kernels).
+        if (own_rows == 1) stage_at = own->second;
         continue;
       }
       Func f = t.func;
@@ -295,7 +318,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           if (f.has_update_definition()) f.compute_root();  // Halide cannot inline updates
           break;
         case ComputeDecision::ComputeAt:
-          if (read_at_root.count(&m) || (anchor && repeats_across_rows(m, t.shape, anchor->shape))) {
+          if (read_at_root.count(&m) || (rows_anchor && repeats_across_rows(m, t.shape, rows_anchor->shape))) {
             stage_at = schedule_rows(t, p);
             break;
           }

@@ -214,8 +214,10 @@ TEST(BatchedMatMul, AttentionWholeAtOddSizes) {
 
 // x[B, M, K] @ W + bias + residual, then LayerNorm over the last axis — decomposed as PyTorch
 // exports it, or the LayerNormalization op — as one matmul_layernorm group. With `w_is_input`,
-// W is an activation (not a weight): the MatMul is tiled inside LayerNorm's row blocks.
-Graph matmul_layernorm_graph(const MatMulCase& c, bool decomposed, bool w_is_input) {
+// W is an activation (not a weight): the MatMul is tiled inside LayerNorm's row blocks. With
+// `pre_norm`, the residual sum is a second graph output, as a pre-norm block's next residual
+// reads it: the MatMul's tiles store it and the norm's rows read it back.
+Graph matmul_layernorm_graph(const MatMulCase& c, bool decomposed, bool w_is_input, bool pre_norm = false) {
   GraphBuilder b("mm_ln");
   auto x = b.input("x", DType::Float32, {c.B, c.M, c.K});
   auto w = w_is_input ? b.input("w", DType::Float32, {c.K, c.N}) : b.weight("w", random({c.K, c.N}, 21));
@@ -234,6 +236,7 @@ Graph matmul_layernorm_graph(const MatMulCase& c, bool decomposed, bool w_is_inp
     y = b.op1("LayerNormalization", {h, gamma, beta}, at);
   }
   b.output(y, "out");
+  if (pre_norm) b.output(h, "sum");
   return b.finish();
 }
 
@@ -253,6 +256,35 @@ TEST(MatMulLayerNorm, ProjectionResidualLayerNormAtOddSizes) {
         if (w_is_input) in.emplace("w", random({c.K, c.N}, 27));
         expect_schedules_match(std::move(g), in, matmul_tol(c.K), 1);
       }
+}
+
+// The pre-norm block's form: the residual sum leaves the group beside the normalised rows. The
+// tiles store the sum, the norm's statistics are computed per row of its output (a decomposed
+// norm's reductions compute_at that output, named by FuncDecision::at_output).
+TEST(MatMulLayerNorm, PreNormResidualSumAsSecondOutputAtOddSizes) {
+  for (MatMulCase c : {MatMulCase{1, 13, 33, 17}, MatMulCase{2, 9, 50, 47}, MatMulCase{1, 20, 96, 96}})
+    for (bool decomposed : {true, false}) {
+      SCOPED_TRACE("M" + std::to_string(c.M) + " K" + std::to_string(c.K) + " N" + std::to_string(c.N) +
+                   (decomposed ? " decomposed" : " LayerNormalization"));
+      Graph g = gaf::testing::prepared(matmul_layernorm_graph(c, decomposed, false, true));
+      Graph planned = g;
+      FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
+      std::string why;
+      for (const FusionGroup& x : plan.groups) why += " " + x.rule + "(" + std::to_string(x.nodes.size()) + ")";
+      for (const RefusedMerge& r : plan.refused) why += "\n" + r.message;
+      ASSERT_EQ(plan.groups.size(), 1u) << why;
+      const FusionGroup& grp = plan.groups[0];
+      EXPECT_EQ(grp.rule, "matmul_layernorm");
+      ASSERT_EQ(grp.outputs.size(), 2u);
+      const int norm_out = grp.outputs[0] == planned.outputs()[0] ? 0 : 1;
+      for (const FuncDecision& d : grp.decisions)
+        if (planned.nodes()[planned.value(d.value).producer].op_type == "ReduceMean") {
+          EXPECT_EQ(d.decision, ComputeDecision::ComputeAt) << d.value << ": " << d.reason;
+          EXPECT_EQ(d.at_output, norm_out) << d.value;
+        }
+      TensorMap in{{"x", random({c.B, c.M, c.K}, 25)}, {"r", random({c.B, c.M, c.N}, 26)}};
+      expect_schedules_match(std::move(g), in, matmul_tol(c.K), 1);
+    }
 }
 
 // x[B, M, K]: act(x W_gate) * (x W_up), the gated MLP's first half, as one gated_mlp group whose

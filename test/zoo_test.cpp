@@ -213,7 +213,23 @@ void expect_plan(const ZooCase& c, Engine& e) {
     second.push_back("matmul_epilogue/matmul_layernorm");  // the previous one's FFN2, with this one's first norm
     expect_layer(p, "/layers.1/", second);
     EXPECT_EQ(p.plan->groups.size(), 11u);
-    EXPECT_EQ(group_of(p, "/layers.0/self_attn/o_proj/MatMul").kernel.label, "MatMul+RMSNorm");
+    const FusionGroup& o_proj = group_of(p, "/layers.0/self_attn/o_proj/MatMul");
+    EXPECT_EQ(o_proj.kernel.label, "MatMul+RMSNorm");
+    // The residual sum leaves the group beside the normalised rows; the mean of squares is still
+    // computed per row of those rows, not in a loop of its own at root.
+    int means = 0;
+    for (const FuncDecision& d : o_proj.decisions)
+      if (d.value.find("ReduceMean") != std::string::npos) {
+        ++means;
+        EXPECT_EQ(d.decision, ComputeDecision::ComputeAt) << d.value << ": " << d.reason;
+        ASSERT_GE(d.at_output, 0);
+        const int residual = o_proj.role_node(MemberRole::Residual);
+        ASSERT_GE(residual, 0);
+        EXPECT_NE(o_proj.outputs[static_cast<size_t>(d.at_output)],
+                  p.engine->graph().nodes()[static_cast<size_t>(residual)].outputs[0])
+            << "the normalised rows, not the residual sum";
+      }
+    EXPECT_EQ(means, 1);
     // Attention whole under the additive -inf mask, and RMSNorm's rsqrt (exported as Div(1, .))
     // matched as RMSNorm.
     EXPECT_EQ(group_of(p, "/layers.0/self_attn/Softmax").rule, "attention");

@@ -65,12 +65,58 @@ std::string signature_of(const GraphView& v, const FusionGroup& fg) {
   return os.str();
 }
 
+// The one output of a group with several that no member reads, or "" if there is not exactly one.
+std::string sink_output(const GraphView& v, const std::vector<int>& nodes, const std::vector<std::string>& outputs) {
+  std::set<std::string> read;
+  for (int n : nodes)
+    for (const std::string& in : v.node(n).inputs) read.insert(in);
+  std::string sink;
+  for (const std::string& o : outputs) {
+    if (read.count(o)) continue;
+    if (!sink.empty()) return "";
+    sink = o;
+  }
+  return sink;
+}
+
+// With several outputs, the one a MatMul's value reaches through elementwise nodes alone, each
+// the only reader of the one before (a pre-norm block's bias and residual Add up to the residual
+// sum): its tiles can carry the MatMul. -1 if there is none.
+int tile_carrier(const GraphView& v, const std::vector<int>& nodes, int matmul,
+                 const std::vector<std::string>& outputs) {
+  std::set<int> inside(nodes.begin(), nodes.end());
+  std::string cur = v.node(matmul).outputs[0];
+  for (;;) {
+    auto out = std::find(outputs.begin(), outputs.end(), cur);
+    if (out != outputs.end()) return static_cast<int>(out - outputs.begin());
+    int next = -1;
+    for (int c : v.consumers(cur)) {
+      if (!inside.count(c) || next >= 0) return -1;
+      next = c;
+    }
+    if (next < 0) return -1;
+    const OpClass cls = v.op_class(next);
+    if (cls != OpClass::Elementwise && cls != OpClass::Broadcast) return -1;
+    cur = v.node(next).outputs[0];
+  }
+}
+
+bool reaches_other_output(const std::set<std::string>& downstream, const std::vector<std::string>& outputs,
+                          const std::string& sink) {
+  for (const std::string& o : outputs)
+    if (o != sink && downstream.count(o)) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector<int>& nodes,
                                            const std::vector<std::string>& outputs) {
   std::vector<FuncDecision> decisions;
   const std::string anchor = outputs.size() == 1 ? outputs[0] : "";
+  // With several outputs, the one no member reads (a pre-norm block's normalised rows beside the
+  // residual sum it reads): a row statistic that feeds only it is computed per row of it.
+  const std::string sink = anchor.empty() ? sink_output(v, nodes, outputs) : "";
   // The layout epilogue of the MatMul that ends the group (probs x V's Transpose + Reshape): it
   // keeps that MatMul's rows, so members feeding its A rows keep theirs too.
   std::set<int> row_keeping_layout;
@@ -122,8 +168,20 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
       } else if (!anchor.empty()) {
         d.decision = ComputeDecision::ComputeAt;
         d.at = anchor + "@row";
+        d.at_output = 0;
         d.reason = cls == OpClass::MatMul ? "accumulator computed per row tile of the output"
                                           : "row statistic computed once per output row";
+      } else if (const int carrier = cls == OpClass::MatMul && anchor.empty() ? tile_carrier(v, nodes, n, outputs) : -1;
+                 carrier >= 0) {
+        d.decision = ComputeDecision::ComputeAt;
+        d.at = outputs[static_cast<size_t>(carrier)] + "@tile";
+        d.at_output = carrier;
+        d.reason = "accumulator computed per tile of the output its elementwise epilogue ends in";
+      } else if (!sink.empty() && cls == OpClass::Reduction && !reaches_other_output(downstream, outputs, sink)) {
+        d.decision = ComputeDecision::ComputeAt;
+        d.at = sink + "@row";
+        d.at_output = static_cast<int>(std::find(outputs.begin(), outputs.end(), sink) - outputs.begin());
+        d.reason = "row statistic computed once per row of the group's last output, the only one it feeds";
       } else {
         d.decision = ComputeDecision::Root;
         d.reason = "the group has several outputs, so there is no single loop to compute it in";

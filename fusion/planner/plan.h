@@ -26,6 +26,7 @@ struct FuncDecision {
   std::string value;  // the node output (or "<node>:<stage>") the decision is about
   ComputeDecision decision = ComputeDecision::Inline;
   std::string at;      // for compute_at: the consumer and loop level, e.g. "y@row"
+  int at_output = -1;  // for compute_at: that consumer, as an index into FusionGroup::outputs
   std::string reason;  // one short sentence
 };
 

@@ -9,8 +9,9 @@ usage: export_bert.py OUT_DIR OPSET [--layers N --hidden H --heads A --ffn F --s
                                 embedding), the mask bias at finfo(float32).min, and a pooler:
                                 tanh(dense(hidden[:, 0])) as a second output, pooler_output)
 writes OUT_DIR/model.onnx, input_ids.npy, attention_mask.npy, [token_type_ids.npy,] expected.npy
-[, expected_pooler.npy]
+[, expected_pooler.npy]; with --time RUNS, times PyTorch eager on the same model and inputs instead
 """
+import json
 import math
 import os
 
@@ -19,6 +20,7 @@ import torch
 from torch import nn
 
 from padded_rows import attention_mask, batch_parser
+from zoo_export import time_eager
 
 
 class SelfAttention(nn.Module):
@@ -99,6 +101,9 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=128)
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--time", type=int, metavar="RUNS",
+                    help="instead of exporting, time RUNS eager forwards of the same model and inputs (2 threads, "
+                         "after one warm-up) and print one JSON line, as zoo_export.py's --time")
     a = ap.parse_args()
     torch.manual_seed(0)
     model = (FullBert if a.full else Bert)(a.layers, a.hidden, a.heads, a.ffn, max_pos=max(64, a.seq)).eval()
@@ -106,8 +111,6 @@ def main():
     mask = attention_mask(ap, a.batch, a.seq, a.lengths)
     if not a.lengths:
         mask[-1, a.seq * 3 // 4:] = 0  # padding in the last sequence exercises the mask path
-    os.makedirs(a.out_dir, exist_ok=True)
-    path = os.path.join(a.out_dir, "model.onnx")
     inputs, names = (ids, mask), ["input_ids", "attention_mask"]
     outputs, axes = ["last_hidden_state"], {"last_hidden_state": {0: "batch", 1: "seq"}}
     if a.full:
@@ -117,6 +120,11 @@ def main():
         outputs, axes["pooler_output"] = outputs + ["pooler_output"], {0: "batch"}
     for n in names:
         axes[n] = {0: "batch", 1: "seq"}
+    if a.time is not None:
+        print(json.dumps(time_eager(model, inputs, a.time)))
+        return
+    os.makedirs(a.out_dir, exist_ok=True)
+    path = os.path.join(a.out_dir, "model.onnx")
     with torch.no_grad():
         result = model(*inputs)
         torch.onnx.export(model, inputs, path, opset_version=a.opset, input_names=names, output_names=outputs,

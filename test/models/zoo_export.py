@@ -25,20 +25,24 @@ def use_size(names, sizes, size):
 
 
 def time_eager(model, x, runs):
-    """PyTorch eager forward times in ms at 2 threads (the bench's thread count), after a warm-up."""
+    """PyTorch eager forward times in ms at 2 threads (the bench's thread count), after a warm-up.
+    `x` is the input, or a tuple of inputs (a whole model's input_ids, attention_mask, ...); of a
+    tuple of outputs, "sum" is the first's."""
     torch.set_num_threads(2)
+    args = x if isinstance(x, tuple) else (x,)
     ms = []
     with torch.no_grad():
-        out = model(x)
+        out = model(*args)
         for _ in range(runs):
             t0 = time.perf_counter()
-            out = model(x)
+            out = model(*args)
             ms.append((time.perf_counter() - t0) * 1e3)
         # MatMul/Linear/Conv FLOPs as PyTorch's profiler counts them (2 per multiply-add)
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True) as prof:
-            model(x)
+            model(*args)
     gflop = sum(e.flops for e in prof.key_averages() if e.flops) / 1e9
-    return {"ms": ms, "sum": float(out.double().sum()), "gflop": gflop}
+    first = out[0] if isinstance(out, tuple) else out
+    return {"ms": ms, "sum": float(first.double().sum()), "gflop": gflop}
 
 
 def export(make_model, make_input, names, sizes, dynamic_seq_axis=None):
