@@ -31,6 +31,11 @@ class ProfiledRuns {
     for (const auto& v : per_) med.push_back(median(v));
     return {median(forward_), med};
   }
+  std::vector<double> minima() const {
+    std::vector<double> least;
+    for (const auto& v : per_) least.push_back(v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()));
+    return least;
+  }
 
  private:
   PlanRunner& runner_;
@@ -68,6 +73,7 @@ PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap
   }
   auto [fused_fwd, fused_ms] = f.medians();
   auto [unfused_fwd, node_ms] = u.medians();
+  const std::vector<double> fused_min = f.minima();
   PlanProfile p;
   p.runs = runs;
   p.fused_forward_ms = fused_fwd;
@@ -75,6 +81,7 @@ PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap
   for (const FusionGroup& grp : plan.groups) {
     GroupTiming t;
     t.fused_ms = fused_ms[grp.id];
+    t.fused_min_ms = fused_min[grp.id];
     for (int n : grp.nodes) t.unfused_ms += node_ms[single.group_of_node[n]];
     p.groups.push_back(t);
   }
@@ -88,6 +95,9 @@ std::map<std::string, std::string> groups_slower_fused(const Graph& g, const Fus
     if (grp.nodes.size() < 2 || static_cast<size_t>(grp.id) >= p.groups.size()) continue;
     const GroupTiming& t = p.groups[static_cast<size_t>(grp.id)];
     if (t.fused_ms <= t.unfused_ms * (1 + margin) || t.fused_ms - t.unfused_ms <= min_ms) continue;
+    // Even its fastest fused run slower: a median 5% above is within this VM's run-to-run noise
+    // on a 2 ms group (GPT-2's FFN2 + LayerNorm was split once at 1.91 vs 1.80 ms, even the next run).
+    if (t.fused_min_ms > 0 && t.fused_min_ms <= t.unfused_ms) continue;
     char why[200];
     std::snprintf(why, sizeof why,
                   "was in group g%d (%s), which took %.3f ms fused against %.3f ms for its %zu nodes apart", grp.id,

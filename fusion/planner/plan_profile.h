@@ -7,8 +7,9 @@
 namespace gaf {
 
 struct GroupTiming {
-  double fused_ms = 0;    // the group as one kernel (median over the runs)
-  double unfused_ms = 0;  // its member ops, each its own kernel (sum of their medians)
+  double fused_ms = 0;      // the group as one kernel (median over the runs)
+  double unfused_ms = 0;    // its member ops, each its own kernel (sum of their medians)
+  double fused_min_ms = 0;  // the group's fastest run as one kernel (0: not measured)
   double saved_ms() const { return unfused_ms - fused_ms; }
 };
 
