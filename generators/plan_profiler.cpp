@@ -96,7 +96,7 @@ std::map<std::string, std::string> groups_slower_fused(const Graph& g, const Fus
     const GroupTiming& t = p.groups[static_cast<size_t>(grp.id)];
     if (t.fused_ms <= t.unfused_ms * (1 + margin) || t.fused_ms - t.unfused_ms <= min_ms) continue;
     // Even its fastest fused run slower: a median 5% above is within this VM's run-to-run noise
-    // on a 2 ms group (GPT-2's FFN2 + LayerNorm was split once at 1.91 vs 1.80 ms, even the next run).
+    // on a 2 ms group (GPT-2's FFN2 + LayerNorm was split once at 1.91 vs 1.80 ms, not in the next run).
     if (t.fused_min_ms > 0 && t.fused_min_ms <= t.unfused_ms) continue;
     char why[200];
     std::snprintf(why, sizeof why,

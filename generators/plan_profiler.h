@@ -29,8 +29,9 @@ PlanProfile profile_plan(const Graph& g, const FusionPlan& plan, const TensorMap
 
 // The guard behind "fused never slower than unfused": the groups of `plan` (two or more nodes)
 // that `p` measured slower fused than their members apart, by more than `margin` of the apart
-// time and `min_ms` (noise on small groups refuses nothing), and in their fastest fused run too. Each of their nodes' names -> the
-// sentence its GAF-NF030 refusal gives (PlannerOptions::keep_apart); empty when fusion paid.
+// time and `min_ms` (noise on small groups refuses nothing), and in their fastest fused run too.
+// Each of their nodes' names -> the sentence its GAF-NF030 refusal gives
+// (PlannerOptions::keep_apart); empty when fusion paid.
 std::map<std::string, std::string> groups_slower_fused(const Graph& g, const FusionPlan& plan, const PlanProfile& p,
                                                        double margin = 0.05, double min_ms = 0.02);
 

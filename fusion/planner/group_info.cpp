@@ -171,8 +171,7 @@ std::vector<FuncDecision> member_decisions(const GraphView& v, const std::vector
         d.at_output = 0;
         d.reason = cls == OpClass::MatMul ? "accumulator computed per row tile of the output"
                                           : "row statistic computed once per output row";
-      } else if (const int carrier = cls == OpClass::MatMul && anchor.empty() ? tile_carrier(v, nodes, n, outputs) : -1;
-                 carrier >= 0) {
+      } else if (const int carrier = cls == OpClass::MatMul ? tile_carrier(v, nodes, n, outputs) : -1; carrier >= 0) {
         d.decision = ComputeDecision::ComputeAt;
         d.at = outputs[static_cast<size_t>(carrier)] + "@tile";
         d.at_output = carrier;
