@@ -82,15 +82,16 @@ struct Tiles {
 // The group output a multi-output group's compute_at decisions name (null if none or several).
 const TensorFunc* decided_rows_anchor(const std::vector<TensorFunc>& outputs, const std::vector<MemberFuncs>& members) {
   const TensorFunc* at = nullptr;
-  for (const MemberFuncs& m : members)
+  for (const MemberFuncs& m : members) {
+    if (m.tiled_matmul) continue;  // at its carrier's tiles (tile_matmuls), not in rows
     for (const FuncDecision& d : m.decisions) {
-      if (m.tiled_matmul) continue;  // at its carrier's tiles (tile_matmuls), not in rows
       if (d.decision != ComputeDecision::ComputeAt || d.at_output < 0 ||
           static_cast<size_t>(d.at_output) >= outputs.size())
         continue;
       if (at && at != &outputs[static_cast<size_t>(d.at_output)]) return nullptr;
       at = &outputs[static_cast<size_t>(d.at_output)];
     }
+  }
   return at;
 }
 
