@@ -290,8 +290,10 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
   for (const MemberFuncs& m : members) {
     if (tiled.owners.count(&m)) continue;  // output and accumulator scheduled by the tiles
     if (&m == tiled.probs) {               // computed per attention block; its statistics per row of it
-      for (const Stage& s : m.stages)
+      for (const Stage& s : m.stages) {
         if (s.role == StageRole::Statistic) schedule_statistic(s, tiled.probs_rows, p);
+        if (s.role == StageRole::RowValues) schedule_row_values(s, tiled.probs_rows, p);
+      }
       continue;
     }
     // Where this member's stages go: with its compute_at output, or in its own row loop.
@@ -342,6 +344,7 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
           schedule_accumulator(s);
           break;
         case StageRole::Constant: f.compute_root(); break;
+        case StageRole::RowValues: schedule_row_values(s, stage_at, p); break;
         case StageRole::Operand:  // inlined into the accumulator; a reduction (a row's scale) at root
         case StageRole::Pointwise:
           if (f.has_update_definition()) f.compute_root();

@@ -121,7 +121,8 @@ class NpuScheduler {
         if (m.layout) layout_.insert(s.func.name());
         switch (s.role) {
           case StageRole::Constant: constants_.insert(s.func.name()); break;
-          case StageRole::Operand: break;  // computed when its MatMul is cube-tiled
+          case StageRole::Operand: break;    // computed when its MatMul is cube-tiled
+          case StageRole::RowValues: break;  // inlined into the statistic and the output
           case StageRole::Accumulator:
             acc_member_[s.func.name()] = &m;
             computed_.insert(s.func.name());

@@ -108,6 +108,13 @@ void schedule_transpose(const TensorFunc& t, int dim, const HostScheduleParams& 
   fuse_parallel(f, yo, outer);
 }
 
+void schedule_row_values(const Stage& s, const Placement& at, const HostScheduleParams& p) {
+  Func f = s.func;
+  if (at.root || f.dimensions() == 0 || f.has_update_definition()) return;
+  at.apply(f);
+  f.vectorize(f.args()[0], p.lanes, TailStrategy::GuardWithIf);
+}
+
 void schedule_statistic(const Stage& s, const Placement& at, const HostScheduleParams& p) {
   Func f = s.func;
   at.apply(f);

@@ -42,4 +42,8 @@ void schedule_transpose(const TensorFunc& t, int dim, const HostScheduleParams& 
 // vectorised partial results (rfactor) before the final horizontal step.
 void schedule_statistic(const Stage& s, const Placement& at, const HostScheduleParams& p);
 
+// A RowValues stage (StageRole::RowValues: Softmax's exponentials) computed once per row at `at`,
+// where its row's statistics are, vectorised along the row; at root it stays inlined.
+void schedule_row_values(const Stage& s, const Placement& at, const HostScheduleParams& p);
+
 }  // namespace gaf

@@ -61,10 +61,14 @@ void add_softmax(OpRegistry& r, const std::string& name, bool log) {
       reduced[axis] = true;
     RowStat mx = reduce_stage(b, "max", x.dims(), reduced, ReduceKind::Max, reader(x));
     auto shifted = [&](const std::vector<Expr>& idx) { return x(idx) - mx.at(idx); };
-    RowStat sum = reduce_stage(b, "sumexp", x.dims(), reduced, ReduceKind::Sum,
-                               [&](const std::vector<Expr>& idx) { return exp_f32(shifted(idx)); });
     std::vector<Var> v = b.vars(rank);
     std::vector<Expr> idx(v.begin(), v.end());
+    // e^(x - max), read by the sum and (Softmax) by the output: one exp per element where a
+    // schedule computes it per row (attention's blocks), two where it is inlined.
+    Func e = b.stage("exp", StageRole::RowValues);
+    e(halide_args(v)) = exp_f32(shifted(idx));
+    RowStat sum = reduce_stage(b, "sumexp", x.dims(), reduced, ReduceKind::Sum,
+                               [&](const std::vector<Expr>& i) { return e(halide_args(i)); });
     if (log) {
       RowStat logsum = map_stat(b, "logsum", sum, [](const Expr& e) { return log_f32(e); });
       // strict: Halide would otherwise reassociate (x - max) - logsum into x - (max + logsum),
@@ -72,7 +76,7 @@ void add_softmax(OpRegistry& r, const std::string& name, bool log) {
       b.define_output(0, v, strict_float(shifted(idx) - logsum.at(idx)));
     } else {
       RowStat inv = map_stat(b, "invsum", sum, [](const Expr& e) { return 1.0f / e; });
-      b.define_output(0, v, exp_f32(shifted(idx)) * inv.at(idx));
+      b.define_output(0, v, e(halide_args(idx)) * inv.at(idx));
     }
   };
   r.add(std::move(s));

@@ -45,8 +45,10 @@ struct TensorFunc {
 // The role of an intermediate Func inside one op's algorithm; schedules read it (e.g. a
 // reduction's statistics are computed at the row loop, a MatMul accumulator at the output tile).
 // Operand: a MatMul operand as the accumulator reads it (inlined on the host, the staging copies
-// of the NPU schedule).
-enum class StageRole { Pointwise, Statistic, Accumulator, Constant, Operand };
+// of the NPU schedule). RowValues: elementwise values of a row that both a row statistic and the
+// output read (Softmax's exponentials): a schedule may compute them once per row where the
+// row's statistics are; left alone they are inlined into both readers.
+enum class StageRole { Pointwise, Statistic, Accumulator, Constant, Operand, RowValues };
 
 // The flat form of a 2-D Conv (fusion/ops/conv.cpp): output position (y, x) is p = y * pitch + x,
 // and the operand holds the input split into stride_y x stride_x phases of that pitch.
