@@ -131,6 +131,29 @@ TEST(BatchedMatMul, AttentionScoresWithSoftmaxAtOddSizes) {
   }
 }
 
+TEST(BatchedMatMul, AttentionScoresWithSoftmaxAndStagedKeysAtOddSizes) {
+  // As above with K [1, H, N, D] transposed in the group: where K^T is staged per row block, the
+  // blocks are whole heads (H >= 8) or about M / (8 / H) rows in whole tiles (M = 200 at 3
+  // heads: 2 blocks per head, the second one short).
+  struct Case {
+    int64_t H, S, N, D;
+  };
+  for (Case c : {Case{1, 45, 45, 16}, Case{3, 200, 130, 8}, Case{8, 19, 21, 5}}) {
+    GraphBuilder b("att_sm_kt");
+    auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});
+    auto k = b.input("k", DType::Float32, {1, c.H, c.N, c.D});
+    auto m = b.input("m", DType::Float32, {1, 1, 1, c.N});
+    auto scores =
+        b.add(b.div(b.matmul(q, b.transpose(k, {0, 1, 3, 2})), b.scalar(std::sqrt(static_cast<float>(c.D)))), m);
+    b.output(b.softmax(scores, -1), "probs");
+    expect_schedules_match(b.finish(),
+                           {{"q", random({1, c.H, c.S, c.D}, 17)},
+                            {"k", random({1, c.H, c.N, c.D}, 18)},
+                            {"m", random({1, 1, 1, c.N}, 19)}},
+                           matmul_tol(c.D), 1);
+  }
+}
+
 TEST(LayoutChains, AttentionThroughWideQkvAtOddSizes) {
   // BERT's self-attention at odd sizes, one `attention` group: the horizontal rewrite's wide
   // Q|K|V output read through Slice/Reshape/Transpose prologues (K^T staged per head, Q per
