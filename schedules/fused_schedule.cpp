@@ -331,20 +331,22 @@ void apply_fused_schedule(const std::vector<TensorFunc>& group_outputs, const Te
         case ComputeDecision::Root: schedule_rows(t, p); break;
       }
     }
+    // Only a one-axis statistic has one value per output row; others at root so they are not
+    // recomputed for every row. A member's RowValues are read by its statistics: in the rows only
+    // when all of them are (a Softmax before opset 13 reduces over several axes).
+    bool row_statistics = true;
+    for (const Stage& s : m.stages)
+      if (s.role == StageRole::Statistic && s.reduction.size() != 1) row_statistics = false;
     for (const Stage& s : m.stages) {
       Func f = s.func;  // a handle: scheduling it schedules the stage
       switch (s.role) {
-        case StageRole::Statistic:
-          // Only a one-axis statistic has one value per output row; others at root so they
-          // are not recomputed for every row.
-          schedule_statistic(s, s.reduction.size() == 1 ? stage_at : Placement(), p);
-          break;
+        case StageRole::Statistic: schedule_statistic(s, s.reduction.size() == 1 ? stage_at : Placement(), p); break;
         case StageRole::Accumulator:
           stage_at.apply(f);
           schedule_accumulator(s);
           break;
         case StageRole::Constant: f.compute_root(); break;
-        case StageRole::RowValues: schedule_row_values(s, stage_at, p); break;
+        case StageRole::RowValues: schedule_row_values(s, row_statistics ? stage_at : Placement(), p); break;
         case StageRole::Operand:  // inlined into the accumulator; a reduction (a row's scale) at root
         case StageRole::Pointwise:
           if (f.has_update_definition()) f.compute_root();

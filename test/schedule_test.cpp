@@ -476,6 +476,24 @@ TEST(RowSchedules, StatisticsAlongTheVectorAxisAtOddSizes) {
   }
 }
 
+TEST(RowSchedules, LegacySoftmaxOverSeveralAxesAtOddSizes) {
+  // Before opset 13 Softmax/LogSoftmax normalise over every axis from `axis` on: statistics over
+  // several axes, at root, and the exponentials they read not in the output's rows (computed
+  // there, the kernel did not compile). Alone and with an elementwise op after them.
+  for (Shape s : {Shape{2, 3, 40}, Shape{3, 5, 7}}) {
+    GraphBuilder b("legacy");
+    auto x = b.input("x", DType::Float32, {s[0], s[1], s[2]});
+    Attributes a;
+    a.set("axis", int64_t{1});
+    a.set("_opset", int64_t{11});
+    b.output(b.op1("Softmax", {x}, a), "sm");
+    b.output(b.relu(b.op1("Softmax", {x}, a)), "sm_relu");
+    b.output(b.op1("LogSoftmax", {x}, a), "lsm");
+    b.output(b.relu(b.op1("LogSoftmax", {x}, a)), "lsm_relu");
+    expect_schedules_match(b.finish(), {{"x", random(s, 20, 2.0f)}}, {1e-5, 1e-6}, 2);
+  }
+}
+
 TEST(RowSchedules, LongFlatElementwiseSplitsIntoTasks) {
   // One axis of 100003 elements: split into parallel chunks with a ragged last one.
   GraphBuilder b("flat");
