@@ -110,48 +110,43 @@ TEST(BatchedMatMul, AttentionScoresScaleMaskAtOddSizes) {
     }
 }
 
+// Q[1, H, S, D] x K^T / sqrt(D) + mask[1, 1, 1, N], then Softmax over the N keys: one
+// attention_scores group. K is an input [1, H, D, N], or with `k_transposed` [1, H, N, D]
+// transposed in the group (K^T then staged per row block). Inputs seeded seed, seed + 1, seed + 2.
+struct ScoresCase {
+  int64_t H, S, N, D;
+};
+
+void expect_scores_softmax_match(ScoresCase c, bool k_transposed, uint32_t seed) {
+  GraphBuilder b(k_transposed ? "att_sm_kt" : "att_sm");
+  const Shape k_shape = k_transposed ? Shape{1, c.H, c.N, c.D} : Shape{1, c.H, c.D, c.N};
+  auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});
+  auto k = b.input("k", DType::Float32, std::vector<Dim>(k_shape.begin(), k_shape.end()));
+  auto m = b.input("m", DType::Float32, {1, 1, 1, c.N});
+  auto kt = k_transposed ? b.transpose(k, {0, 1, 3, 2}) : k;
+  auto scores = b.add(b.div(b.matmul(q, kt), b.scalar(std::sqrt(static_cast<float>(c.D)))), m);
+  b.output(b.softmax(scores, -1), "probs");
+  expect_schedules_match(b.finish(),
+                         {{"q", random({1, c.H, c.S, c.D}, seed)},
+                          {"k", random(k_shape, seed + 1)},
+                          {"m", random({1, 1, 1, c.N}, seed + 2)}},
+                         matmul_tol(c.D), 1);
+}
+
 TEST(BatchedMatMul, AttentionScoresWithSoftmaxAtOddSizes) {
   // The attention_scores group: scores in register tiles inside Softmax's row blocks. Row blocks
   // that do not divide S (S = 200, 130 columns: blocks of 120 rows), S below one tile, D odd.
-  struct Case {
-    int64_t H, S, N, D;
-  };
-  for (Case c : {Case{3, 19, 19, 5}, Case{2, 3, 3, 24}, Case{1, 200, 130, 8}, Case{2, 45, 45, 16}}) {
-    GraphBuilder b("att_sm");
-    auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});
-    auto k = b.input("k", DType::Float32, {1, c.H, c.D, c.N});
-    auto m = b.input("m", DType::Float32, {1, 1, 1, c.N});
-    auto scores = b.add(b.div(b.matmul(q, k), b.scalar(std::sqrt(static_cast<float>(c.D)))), m);
-    b.output(b.softmax(scores, -1), "probs");
-    expect_schedules_match(b.finish(),
-                           {{"q", random({1, c.H, c.S, c.D}, 14)},
-                            {"k", random({1, c.H, c.D, c.N}, 15)},
-                            {"m", random({1, 1, 1, c.N}, 16)}},
-                           matmul_tol(c.D), 1);
-  }
+  for (ScoresCase c :
+       {ScoresCase{3, 19, 19, 5}, ScoresCase{2, 3, 3, 24}, ScoresCase{1, 200, 130, 8}, ScoresCase{2, 45, 45, 16}})
+    expect_scores_softmax_match(c, false, 14);
 }
 
 TEST(BatchedMatMul, AttentionScoresWithSoftmaxAndStagedKeysAtOddSizes) {
   // As above with K [1, H, N, D] transposed in the group: where K^T is staged per row block, the
   // blocks are whole heads (H >= 8) or about M / (8 / H) rows in whole tiles (M = 200 at 3
   // heads: 2 blocks per head, the second one short).
-  struct Case {
-    int64_t H, S, N, D;
-  };
-  for (Case c : {Case{1, 45, 45, 16}, Case{3, 200, 130, 8}, Case{8, 19, 21, 5}}) {
-    GraphBuilder b("att_sm_kt");
-    auto q = b.input("q", DType::Float32, {1, c.H, c.S, c.D});
-    auto k = b.input("k", DType::Float32, {1, c.H, c.N, c.D});
-    auto m = b.input("m", DType::Float32, {1, 1, 1, c.N});
-    auto scores =
-        b.add(b.div(b.matmul(q, b.transpose(k, {0, 1, 3, 2})), b.scalar(std::sqrt(static_cast<float>(c.D)))), m);
-    b.output(b.softmax(scores, -1), "probs");
-    expect_schedules_match(b.finish(),
-                           {{"q", random({1, c.H, c.S, c.D}, 17)},
-                            {"k", random({1, c.H, c.N, c.D}, 18)},
-                            {"m", random({1, 1, 1, c.N}, 19)}},
-                           matmul_tol(c.D), 1);
-  }
+  for (ScoresCase c : {ScoresCase{1, 45, 45, 16}, ScoresCase{3, 200, 130, 8}, ScoresCase{8, 19, 21, 5}})
+    expect_scores_softmax_match(c, true, 17);
 }
 
 TEST(LayoutChains, AttentionThroughWideQkvAtOddSizes) {
