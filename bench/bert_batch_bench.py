@@ -43,7 +43,8 @@ def run(cmd, env=None):
 
 
 def export_cmd(a, d, batch, seq):
-    rows = ",".join(str(lengths(seq)[i % 4]) for i in range(batch))
+    real = lengths(seq)
+    rows = ",".join(str(real[i % len(real)]) for i in range(batch))
     return [PY, os.path.join(HERE, "..", "test", "models", "export_bert.py"), d, "17", "--layers", str(a.layers),
             "--hidden", str(HIDDEN), "--heads", str(HEADS), "--ffn", str(FFN), "--seq", str(seq),
             "--batch", str(batch), "--lengths", rows, "--full"]
