@@ -156,6 +156,23 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return std::nullopt;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
+  // Rows of a few per batch entry against a weight (a packed B has no batch dims): the batch
+  // dims are more rows of the same product (the accumulator's row is batch * M + m), so they
+  // are fused into the row loop and tiled with it — else each batch entry is a tile of M rows
+  // streaming all of B. PyTorch's nn.MultiheadAttention (batch_first) projects its input
+  // transposed to [seq, batch, hidden]: at batch 1 that is seq entries of one row (BERT-base
+  // size: the QKV projection 6.8 ms against 1.3 for the same product as 128 rows).
+  if (b_panel > 0 && block_tiles == 0 && layout_run == 0 && a.size() > 2 && out.is_static() && M < p.matmul.rows) {
+    Var rows(out.func.name() + "_rows");
+    Var inner = a[1];
+    for (size_t i = 2; i < a.size(); ++i) {
+      Var next = i + 1 == a.size() ? rows : Var(out.func.name() + "_rows" + std::to_string(i));
+      Func(out.func).fuse(inner, a[i], next);
+      M *= out.shape[out.shape.size() - 1 - i];
+      inner = next;
+    }
+    a = {a[0], rows};
+  }
   MatMulTile t = choose_matmul_tile(M, layout_run > 0 ? layout_run : N, p);
   if (b_panel > 0) t.width = b_panel;  // the packing chose it from the same parameters
   // Through a layout epilogue a tile must lie within one run (else its accumulator would span
