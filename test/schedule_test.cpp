@@ -88,7 +88,12 @@ INSTANTIATE_TEST_SUITE_P(OddSizes, MatMulEpilogue,
                                            // K not a multiple of the block, M not of the tile
                                            MatMulCase{1, 13, 1100, 50}, MatMulCase{2, 19, 1024, 96},
                                            // N of several 48-column panels: B packed at load
-                                           MatMulCase{3, 5, 40, 144}),
+                                           MatMulCase{3, 5, 40, 144},
+                                           // rows of one or two per batch entry, folded into one
+                                           // row loop (nn.MultiheadAttention's [seq, 1, hidden]
+                                           // projections): 37 rows, not a whole number of tiles;
+                                           // with the k-blocked accumulator
+                                           MatMulCase{37, 1, 33, 100}, MatMulCase{6, 2, 1100, 50}),
                          [](const auto& info) {
                            const MatMulCase& c = info.param;
                            return "B" + std::to_string(c.B) + "M" + std::to_string(c.M) + "K" + std::to_string(c.K) +

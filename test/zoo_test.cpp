@@ -1,6 +1,7 @@
 // The model zoo beyond BERT: each architecture of test/models/export_*.py (GPT-2-style decoder,
 // Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's, a
-// T5-style encoder, ResNet-style, MobileNetV2-style and ConvNeXt-style CNNs, a U-Net-style
+// T5-style encoder, a Falcon-style decoder, PyTorch's own nn.TransformerEncoder, ResNet-style,
+// MobileNetV2-style and ConvNeXt-style CNNs, a U-Net-style
 // encoder-decoder) is
 // exported by Debian's python3-torch at opsets 14 and 17 with seeded random weights, loaded through
 // the Engine and run with fusion on and off. Each must reproduce PyTorch's output within a
@@ -43,7 +44,8 @@ const std::map<std::string, std::vector<int>> kOpsets{
     {"convnext", {17}},
     {"unet", {17}},
     {"t5", {17}},
-    {"falcon", {17}}};
+    {"falcon", {17}},
+    {"torch_encoder", {17}}};
 
 bool torch_available() {
   static const bool ok =
@@ -348,6 +350,26 @@ void expect_plan(const ZooCase& c, Engine& e) {
     EXPECT_EQ(group_of(p, "/blocks.0/attn/Where_2").rule, "attention");
     EXPECT_EQ(group_of(p, "/blocks.0/attn/Softmax").rule, "attention");
     EXPECT_EQ(p.plan->groups.size(), 10u);
+  } else if (c.model == "torch_encoder") {
+    // nn.TransformerEncoder, post-LN: 6 kernels per layer. in_proj (Q|K|V as one MatMul on the
+    // input transposed to [seq, batch, hidden]; its rows folded across the batch axis by the
+    // tile schedule) + bias; attention whole (the heads' Reshape/Transpose per Q, K, V as its
+    // prologues, Q's scale); out_proj (a Gemm, as MatMul + bias); its rows reshaped and
+    // transposed back + the residual Add + norm1 (the layout ops between out_proj and the Add
+    // keep it out of the projection's group); linear1 + bias + ReLU; linear2 + bias + residual +
+    // norm2. At this size layer 1's Q scale runs apart (GAF-NF003, as in encoder_qscale).
+    const std::vector<std::string> layer = {
+        "horizontal_matmul/horizontal_matmul+generic", "matmul_epilogue/attention+generic",
+        "matmul_epilogue/matmul_epilogue",             "normalization/" + ln + "+generic",
+        "matmul_epilogue/matmul_epilogue",             "matmul_epilogue/matmul_layernorm"};
+    expect_layer(p, "/encoder/layers.0/", layer);
+    std::vector<std::string> last = layer;
+    last.push_back("elementwise/generic");
+    expect_layer(p, "/encoder/layers.1/", last);
+    EXPECT_EQ(&group_of(p, "/encoder/layers.0/self_attn/Transpose"), &group_of(p, "/encoder/layers.0/self_attn/MatMul"))
+        << "the input's transpose to [seq, batch, hidden] read by in_proj";
+    EXPECT_EQ(group_of(p, "/encoder/layers.0/self_attn/Softmax").rule, "attention");
+    EXPECT_EQ(p.plan->groups.size(), 13u);
   } else if (c.model == "encoder_qscale") {
     // 5 kernels per layer: K^T = W_k x^T read at load as (x W_k^T)^T, so Q, K and V are one
     // horizontal MatMul (the scale on Q in its epilogue, K's Transpose a layout prologue of the
