@@ -10,7 +10,7 @@ layer and the fused forward's share of this machine's FMA peak (MatMul/Conv FLOP
 profiler counts them; the peak from `gaf_bench --only peak`). A missing peer is reported and skipped.
 
 usage: zoo_bench.py --gaf build/gaf [--gaf-bench build/bench/gaf_bench] [--node-path DIR/node_modules]
-       [--rounds 5] [--repeat 10] [--models gpt2 llama vit encoder_qscale t5 falcon torch_encoder resnet mobilenet convnext] [--work-dir /tmp/gaf_zoo]
+       [--rounds 5] [--repeat 10] [--models gpt2 llama vit encoder_qscale t5 falcon torch_encoder einsum_encoder resnet mobilenet convnext] [--work-dir /tmp/gaf_zoo]
        [--json FILE]
 """
 import argparse
@@ -87,7 +87,7 @@ def main():
     ap.add_argument("--node-path", default=None, help="the node_modules folder holding onnxruntime-node")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--models", nargs="+", default=["gpt2", "llama", "vit", "encoder_qscale", "t5", "falcon", "torch_encoder"])
+    ap.add_argument("--models", nargs="+", default=["gpt2", "llama", "vit", "encoder_qscale", "t5", "falcon", "torch_encoder", "einsum_encoder"])
     ap.add_argument("--work-dir", default="/tmp/gaf_zoo")
     ap.add_argument("--json", default=None, help="also write every round's figures to FILE")
     a = ap.parse_args()

@@ -1,6 +1,7 @@
 // The model zoo beyond BERT: each architecture of test/models/export_*.py (GPT-2-style decoder,
 // Llama-style decoder, ViT-style encoder, an encoder whose attention is spelled unlike BERT's, a
-// T5-style encoder, a Falcon-style decoder, PyTorch's own nn.TransformerEncoder, ResNet-style,
+// T5-style encoder, a Falcon-style decoder, PyTorch's own nn.TransformerEncoder, an encoder written
+// with torch.einsum, ResNet-style,
 // MobileNetV2-style and ConvNeXt-style CNNs, a U-Net-style
 // encoder-decoder) is
 // exported by Debian's python3-torch at opsets 14 and 17 with seeded random weights, loaded through
@@ -45,7 +46,8 @@ const std::map<std::string, std::vector<int>> kOpsets{
     {"unet", {17}},
     {"t5", {17}},
     {"falcon", {17}},
-    {"torch_encoder", {17}}};
+    {"torch_encoder", {17}},
+    {"einsum_encoder", {17}}};
 
 bool torch_available() {
   static const bool ok =
@@ -370,6 +372,21 @@ void expect_plan(const ZooCase& c, Engine& e) {
         << "the input's transpose to [seq, batch, hidden] read by in_proj";
     EXPECT_EQ(group_of(p, "/encoder/layers.0/self_attn/Softmax").rule, "attention");
     EXPECT_EQ(p.plan->groups.size(), 13u);
+  } else if (c.model == "einsum_encoder") {
+    // 5 kernels per layer, as for the same block written with matmul: both torch.einsum products
+    // are rewritten at load into Transpose + MatMul (einsum_rewrite.h), so attention is whole
+    // (the qkv Reshape/Split/Squeeze and the Transposes as its prologues, the scale, Softmax, the
+    // context's Transpose back as its epilogue). qkv + bias; out + bias + residual + norm1; fc1 +
+    // bias + GELU; fc2 + bias + residual + norm2.
+    const std::vector<std::string> layer = {"matmul_epilogue/matmul_epilogue", "matmul_epilogue/attention+generic",
+                                            "matmul_epilogue/matmul_layernorm", "matmul_epilogue/matmul_epilogue",
+                                            "matmul_epilogue/matmul_layernorm"};
+    expect_layer(p, "/layers.0/", layer);
+    expect_layer(p, "/layers.1/", layer);
+    for (const Node& n : e.graph().nodes()) EXPECT_NE(n.op_type, "Einsum") << n.name;
+    EXPECT_EQ(group_of(p, "/layers.0/Einsum").rule, "attention") << "the scores' MatMul keeps the Einsum's name";
+    EXPECT_EQ(&group_of(p, "/layers.0/Einsum_1"), &group_of(p, "/layers.0/Softmax"));
+    EXPECT_EQ(p.plan->groups.size(), 10u);
   } else if (c.model == "encoder_qscale") {
     // 5 kernels per layer: K^T = W_k x^T read at load as (x W_k^T)^T, so Q, K and V are one
     // horizontal MatMul (the scale on Q in its epilogue, K's Transpose a layout prologue of the

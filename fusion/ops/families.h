@@ -27,6 +27,7 @@ void register_resize_ops(OpRegistry& r);          // resize.cpp: Resize (nearest
 void register_quantize_ops(OpRegistry& r);        // quantize.cpp: (De)QuantizeLinear, DynamicQuantizeLinear,
                                                   // MatMulInteger, QLinearMatMul
 void register_comm_ops(OpRegistry& r);            // comm.cpp: AllReduce, AllGather (com.microsoft)
+void register_einsum_ops(OpRegistry& r);          // einsum.cpp: Einsum
 
 // Transpose's permutation: output axis d is input axis perm[d] (ONNX `perm`, default reversed);
 // checked. Also read by the planner (fusion/planner/layout_chains.h, transpose_innermost_dim) to
@@ -52,6 +53,7 @@ inline void register_all_builtin_ops(OpRegistry& r) {
   register_resize_ops(r);
   register_quantize_ops(r);
   register_comm_ops(r);
+  register_einsum_ops(r);
 }
 
 }  // namespace gaf
