@@ -135,7 +135,8 @@ const FusionPlan& Engine::plan() {
     plan_->passes.insert(
         plan_->passes.begin(),
         {PassRun{"load", std::to_string(load.folded_nodes) + " nodes folded, " + std::to_string(load.removed_nodes) +
-                             " removed, " + std::to_string(load.canonicalized_nodes) + " canonicalized"},
+                             " removed, " + std::to_string(load.canonicalized_nodes) + " canonicalized" +
+                             (load.merged_nodes ? ", " + std::to_string(load.merged_nodes) + " duplicates merged" : "")},
          PassRun{"shard", opts_.tp.size == 1 ? "off"
                                              : std::to_string(shard_.applied.size()) + " regions sharded, " +
                                                    std::to_string(shard_.refused.size()) + " left replicated, " +

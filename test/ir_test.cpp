@@ -245,6 +245,38 @@ TEST(Passes, CanonicalizeBypassesCastsToTheSameDtype) {
   EXPECT_EQ(out.at("ids").data<int64_t>()[5], 5);
 }
 
+// Work repeated per layer is done once: two layers each turning the same mask into a bias with
+// constants of their own (equal contents) share one chain; a chain reading other constants, and a
+// duplicate that is a graph output, stay.
+TEST(Passes, DuplicateNodesAreMerged) {
+  GraphBuilder b("dups");
+  auto x = b.input("x", DType::Float32, {2, 3});
+  auto m = b.input("m", DType::Float32, {2, 3});
+  auto bias = [&](float fill) { return b.mul(b.sub(b.scalar(1.0f), m), b.scalar(fill)); };
+  auto l0 = b.softmax(b.add(x, bias(-1e9f)));
+  auto l1 = b.softmax(b.add(l0, bias(-1e9f)));  // the same bias: merged
+  auto l2 = b.softmax(b.add(l1, bias(-1e4f)));  // another fill: kept
+  b.output(l2, "y");
+  b.output(b.mul(b.sub(b.scalar(1.0f), m), b.scalar(-1e9f)), "bias");  // a graph output: kept
+  Graph g = b.finish();
+  ReferenceExecutor ex;
+  NodeEvaluator eval = gaf::testing::evaluator(ex);
+  PassStats s = prepare_graph(g, {}, eval);
+  // l1's Sub and Mul duplicate l0's; l2's Sub and the output's too, their Muls not (another fill;
+  // a graph output).
+  EXPECT_EQ(s.merged_nodes, 4);
+  int subs = 0, muls = 0;
+  for (const Node& n : g.nodes()) subs += n.op_type == "Sub", muls += n.op_type == "Mul";
+  EXPECT_EQ(subs, 1);
+  EXPECT_EQ(muls, 3);  // -1e9 (l0 and l1), -1e4 (l2), the graph output's
+  Tensor xi(DType::Float32, {2, 3}), mi(DType::Float32, {2, 3});
+  for (int i = 0; i < 6; ++i) xi.data<float>()[i] = 0.1f * static_cast<float>(i), mi.data<float>()[i] = i % 4 ? 1.0f : 0.0f;
+  TensorMap out = ex.run(g, {{"x", xi}, {"m", mi}});
+  EXPECT_EQ(out.at("bias").data<float>()[0], -1e9f);
+  EXPECT_EQ(out.at("bias").data<float>()[1], 0.0f);
+  EXPECT_EQ(out.at("y").data<float>()[0], 0.0f) << "masked position";
+}
+
 // Pow(x, 2) with a constant exponent becomes x * x (same name, same result); a Pow whose
 // exponent is a graph input or another constant stays.
 TEST(Passes, CanonicalizeSquaresWrittenAsPow) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "fusion/frontend/canonicalize.h"
+#include "fusion/frontend/duplicate_nodes.h"
 #include "fusion/frontend/dequantized_matmul.h"
 #include "fusion/ops/symbolic_dims.h"
 
@@ -202,7 +203,8 @@ PassStats prepare_graph(Graph& g, const std::map<std::string, int64_t>& fixed_di
   s.folded_nodes -= unfold_symbolic_data_reads(g);
   s.removed_nodes = remove_dead_nodes(g);
   s.canonicalized_nodes = canonicalize(g);
-  s.removed_nodes += remove_dead_nodes(g);             // the Casts canonicalize bypassed
+  s.merged_nodes = merge_duplicate_nodes(g);
+  s.removed_nodes += remove_dead_nodes(g);             // the Casts canonicalize bypassed, the duplicates merged
   if (const int q = rewrite_dequantized_matmuls(g)) {  // their quantize/integer nodes go unused
     s.canonicalized_nodes += q;
     s.removed_nodes += remove_dead_nodes(g);

@@ -21,6 +21,7 @@ struct PassStats {
   int folded_nodes = 0;
   int removed_nodes = 0;
   int canonicalized_nodes = 0;  // rewritten to one spelling (canonicalize.h)
+  int merged_nodes = 0;         // duplicates of an earlier node (duplicate_nodes.h)
 };
 
 // Folds nodes whose inputs are all constants (or shape-only) and whose outputs hold at most
