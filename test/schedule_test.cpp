@@ -281,6 +281,36 @@ TEST(MatMulLayerNorm, ProjectionResidualLayerNormAtOddSizes) {
       }
 }
 
+// nn.MultiheadAttention's out_proj: a Gemm on [seq * batch, hidden] rows, its bias, the rows
+// reshaped to [seq, batch, hidden] and transposed to [batch, seq, hidden], the residual Add and
+// LayerNorm — one matmul_layernorm kernel whose norm reads the product's rows permuted.
+TEST(MatMulLayerNorm, RowsReshapedAndTransposedBeforeTheResidualAtOddSizes) {
+  struct Case {
+    int64_t seq, batch, K, N;
+  };
+  for (Case c : {Case{13, 1, 33, 17}, Case{9, 3, 50, 47}, Case{5, 4, 40, 144}}) {
+    SCOPED_TRACE("seq " + std::to_string(c.seq) + " batch " + std::to_string(c.batch));
+    GraphBuilder b("mha_out");
+    auto x = b.input("x", DType::Float32, {c.seq * c.batch, c.K});
+    auto r = b.input("r", DType::Float32, {c.batch, c.seq, c.N});
+    auto y = b.add(b.matmul(x, b.weight("w", random({c.K, c.N}, 81))), b.weight("bias", random({c.N}, 82)));
+    auto rows = b.transpose(b.reshape(y, {c.seq, c.batch, c.N}), {1, 0, 2});
+    Attributes at;
+    at.set("axis", int64_t{-1});
+    at.set("epsilon", 1e-5f);
+    b.output(b.op1("LayerNormalization",
+                   {b.add(rows, r), b.weight("gamma", random({c.N}, 83)), b.weight("beta", random({c.N}, 84))}, at),
+             "out");
+    Graph g = gaf::testing::prepared(b.finish());
+    Graph planned = g;
+    FusionPlan plan = plan_fusion_rewriting(planned, {}, RuleRegistry::builtin());
+    ASSERT_EQ(plan.groups.size(), 1u);
+    EXPECT_EQ(plan.groups[0].rule, "matmul_layernorm");
+    expect_schedules_match(std::move(g), {{"x", random({c.seq * c.batch, c.K}, 85)}, {"r", random({c.batch, c.seq, c.N}, 86)}},
+                           matmul_tol(c.K), 1);
+  }
+}
+
 // The pre-norm block's form: the residual sum leaves the group beside the normalised rows. The
 // tiles store the sum, the norm's statistics are computed per row of its output (a decomposed
 // norm's reductions compute_at that output, named by FuncDecision::at_output).

@@ -82,10 +82,27 @@ std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() {
     int64_t axis = n.attrs.get_int("axis", -1);
     return axis == -1 || axis == rank - 1;  // normalised over the MatMul's columns only
   });
+  // nn.MultiheadAttention's out_proj runs on [seq * batch, hidden] rows, reshaped to [seq, batch,
+  // hidden] and transposed to [batch, seq, hidden] before the residual Add: layout ops that move
+  // whole rows (the last axis stays last, whole), so the norm still reads rows of the product.
+  Pattern rows_reshape = Pattern("Reshape").where([](const GraphView& g, int node, const PatternMatch&) {
+    const Node& n = g.node(node);
+    const TensorType &in = g.graph().value(n.inputs[0]).type, &out = g.graph().value(n.outputs[0]).type;
+    return in.is_static() && out.is_static() && !in.dims.empty() && !out.dims.empty() &&
+           in.dims.back().value == out.dims.back().value;
+  });
+  Pattern rows_transpose = Pattern("Transpose").where([](const GraphView& g, int node, const PatternMatch&) {
+    const Node& n = g.node(node);
+    const int64_t rank = static_cast<int64_t>(g.graph().value(n.inputs[0]).type.dims.size());
+    const std::vector<int64_t> perm = n.attrs.get_ints("perm", {});
+    return rank >= 1 && static_cast<int64_t>(perm.size()) == rank && perm.back() == rank - 1;
+  });
   Pattern p = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) | (mm >> bias >> residual >> layernorm_op) |
               (mm >> bias >> residual >> patterns::rmsnorm_decomposed(3)) |
               (mm >> residual >> patterns::layernorm_decomposed(2)) | (mm >> residual >> layernorm_op) |
-              (mm >> residual >> patterns::rmsnorm_decomposed(2));
+              (mm >> residual >> patterns::rmsnorm_decomposed(2)) |
+              (mm >> bias >> rows_reshape >> rows_transpose >> residual >> layernorm_op) |
+              (mm >> bias >> rows_reshape >> rows_transpose >> residual >> patterns::layernorm_decomposed(5));
   // No fixed kernel label: KernelSpec::label says MatMul+LayerNorm or MatMul+RMSNorm from the ops.
   return std::make_shared<PatternRule>("matmul_layernorm", FusionKind::MatMulEpilogue,
                                        rule_priority::kNormalization + 50, p);
