@@ -1,4 +1,5 @@
-// Binary and n-ary broadcast ops: arithmetic, Pow, Max/Min (variadic), comparisons, Where.
+// Binary and n-ary broadcast ops: arithmetic, Pow, Max/Min/Sum/Mean (variadic), comparisons, logic
+// (And, Or, Xor), Where.
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
 #include "fusion/ops/math.h"
@@ -92,6 +93,36 @@ void register_binary_ops(OpRegistry& r) {
   add_broadcast_op(
       r, "Greater", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] > x[1]); },
       bool_out);
+  add_broadcast_op(
+      r, "GreaterOrEqual", 2, 2,
+      [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] >= x[1]); }, bool_out);
+  add_broadcast_op(
+      r, "LessOrEqual", 2, 2, [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(x[0] <= x[1]); },
+      bool_out);
+  // Logic on bool tensors (uint8 0/1).
+  add_broadcast_op(
+      r, "And", 2, 2,
+      [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(as_bool(x[0]) && as_bool(x[1])); },
+      bool_out);
+  add_broadcast_op(
+      r, "Or", 2, 2,
+      [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(as_bool(x[0]) || as_bool(x[1])); },
+      bool_out);
+  add_broadcast_op(
+      r, "Xor", 2, 2,
+      [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(as_bool(x[0]) != as_bool(x[1])); },
+      bool_out);
+  // Sum and Mean of any number of inputs, broadcast.
+  add_broadcast_op(r, "Sum", 1, 1 << 20, [](const BuildContext&, const std::vector<Expr>& x) {
+    Expr acc = x[0];
+    for (size_t i = 1; i < x.size(); ++i) acc = strict_if_float(acc + x[i]);
+    return acc;
+  });
+  add_broadcast_op(r, "Mean", 1, 1 << 20, [](const BuildContext&, const std::vector<Expr>& x) {
+    Expr acc = x[0];
+    for (size_t i = 1; i < x.size(); ++i) acc = strict_if_float(acc + x[i]);
+    return acc / cast(acc.type(), static_cast<int>(x.size()));
+  });
 
   // Where(cond, x, y): cond is bool, x and y share a dtype; the output takes x's.
   OpSchema w;

@@ -1,4 +1,5 @@
-// Unary elementwise ops: math functions, activations, Clip, Cast, Not, Identity, Dropout.
+// Unary elementwise ops: math functions, activations, rounding, Sign, IsNaN/IsInf, Clip, Cast,
+// Not, Identity, Dropout.
 #include <climits>
 #include <random>
 
@@ -160,6 +161,55 @@ void register_unary_ops(OpRegistry& r) {
     return gelu_erf_f32(x);
   });
   add_unary_op(r, "Not", [](const BuildContext&, const Expr& x) { return from_bool(!as_bool(x)); });
+  // Rounding (float32; Round: to nearest, ties to even, as ONNX says) and the sign.
+  add_unary_op(r, "Floor", [](const BuildContext&, const Expr& x) { return floor(x); });
+  add_unary_op(r, "Ceil", [](const BuildContext&, const Expr& x) { return ceil(x); });
+  add_unary_op(r, "Round", [](const BuildContext&, const Expr& x) { return round(x); });
+  add_unary_op(r, "Sign", [](const BuildContext&, const Expr& x) {
+    const Type t = x.type();
+    return select(x > cast(t, 0), cast(t, 1), select(x < cast(t, 0), cast(t, -1), cast(t, 0)));
+  });
+  // The exponential-linear family (alpha, gamma as ONNX defaults them) and the soft ones.
+  add_unary_op(r, "Elu", [](const BuildContext& b, const Expr& x) {
+    const float alpha = b.attrs().get_float("alpha", 1.0f);
+    return select(x >= 0, x, alpha * (exp_f32(x) - 1.0f));
+  });
+  add_unary_op(r, "Selu", [](const BuildContext& b, const Expr& x) {
+    const float alpha = b.attrs().get_float("alpha", 1.67326319217681884765625f);
+    const float gamma = b.attrs().get_float("gamma", 1.05070102214813232421875f);
+    return gamma * select(x > 0, x, alpha * exp_f32(x) - alpha);
+  });
+  add_unary_op(r, "Celu", [](const BuildContext& b, const Expr& x) {
+    const float alpha = b.attrs().get_float("alpha", 1.0f);
+    return max(x, 0.0f) + min(0.0f, alpha * (exp_f32(x / alpha) - 1.0f));
+  });
+  // log(1 + e^x); past x = 20 that is x to float32 precision (and e^x would overflow at 89).
+  add_unary_op(r, "Softplus",
+               [](const BuildContext&, const Expr& x) { return select(x > 20.0f, x, log_f32(1.0f + exp_f32(x))); });
+  add_unary_op(r, "Softsign", [](const BuildContext&, const Expr& x) { return x / (1.0f + abs(x)); });
+  add_unary_op(r, "ThresholdedRelu", [](const BuildContext& b, const Expr& x) {
+    const float alpha = b.attrs().get_float("alpha", 1.0f);
+    return select(x > alpha, x, cast(x.type(), 0));
+  });
+  add_unary_op(r, "Shrink", [](const BuildContext& b, const Expr& x) {
+    const Type t = x.type();
+    const float lambd = b.attrs().get_float("lambd", 0.5f), bias = b.attrs().get_float("bias", 0.0f);
+    const Expr xf = cast<float>(x);
+    return cast(t, select(xf < -lambd, xf + bias, select(xf > lambd, xf - bias, 0.0f)));
+  });
+  add_unary_op(
+      r, "IsNaN", [](const BuildContext&, const Expr& x) { return from_bool(is_nan(x)); },
+      [](const InferContext&) { return DType::Bool; });
+  add_unary_op(
+      r, "IsInf",
+      [](const BuildContext& b, const Expr& x) {
+        const bool neg = b.attrs().get_int("detect_negative", 1) != 0, pos = b.attrs().get_int("detect_positive", 1) != 0;
+        Expr side = Internal::const_false();
+        if (neg) side = side || x < 0;
+        if (pos) side = side || x > 0;
+        return from_bool(is_inf(x) && side);
+      },
+      [](const InferContext&) { return DType::Bool; });
   add_unary_op(
       r, "Cast", [](const BuildContext& b, const Expr& x) { return cast_expr(b.out_desc(0).dtype, x); }, cast_target);
   add_clip(r);
