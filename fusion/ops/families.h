@@ -12,7 +12,7 @@ class InferContext;
 void register_unary_ops(OpRegistry& r);           // unary.cpp: math, activations, Cast, Identity, Dropout
 void register_binary_ops(OpRegistry& r);          // binary.cpp: arithmetic, comparisons, Where, Max/Min
 void register_matmul_ops(OpRegistry& r);          // matmul.cpp: MatMul, Gemm
-void register_reduce_ops(OpRegistry& r);          // reduce.cpp: ReduceMean/Sum/Max, GlobalAverage/MaxPool
+void register_reduce_ops(OpRegistry& r);          // reduce.cpp: ReduceMean/Sum/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp, GlobalAverage/MaxPool
 void register_norm_ops(OpRegistry& r);            // norm.cpp: Softmax, LogSoftmax, LayerNorm, BatchNorm, InstanceNorm
 void register_layout_ops(OpRegistry& r);          // layout.cpp: Transpose, Reshape, Flatten, (Un)Squeeze, Expand,
                                                   // DepthToSpace, SpaceToDepth

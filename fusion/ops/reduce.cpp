@@ -1,9 +1,11 @@
-// Reductions: ReduceMean, ReduceSum, ReduceMax; and the row-statistic helpers (reduce_util.h)
+// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp; and the row-statistic helpers (reduce_util.h)
 // that the normalisation family shares.
 #include <limits>
 
 #include "fusion/ops/elementwise_util.h"
 #include "fusion/ops/families.h"
+#include "fusion/ops/math.h"
 #include "fusion/ops/reduce_util.h"
 
 namespace gaf {
@@ -51,16 +53,26 @@ RowStat reduce_stage(BuildContext& b, const std::string& suffix, const std::vect
   for (int i = 0; i < r.dimensions(); ++i) rvars.push_back(r[i]);
   Func f = b.stage(suffix, StageRole::Statistic, rvars);
   std::vector<Var> args = halide_args(kept);
-  Expr init;
-  if (kind == ReduceKind::Sum)
-    init = cast(t, 0);
-  else  // -inf so that a row of -inf (or an empty row) reduces like numpy's max
-    init = t.is_float() ? cast(t, -std::numeric_limits<float>::infinity()) : t.min();
-  f(args) = init;
-  if (kind == ReduceKind::Sum)
-    f(args) = f(args) + x;
-  else
-    f(args) = max(f(args), x);
+  // Max from -inf (Min from +inf) so that a row of -inf (or an empty row) reduces like numpy's.
+  const float inf = std::numeric_limits<float>::infinity();
+  switch (kind) {
+    case ReduceKind::Sum:
+      f(args) = cast(t, 0);
+      f(args) = f(args) + x;
+      break;
+    case ReduceKind::Prod:
+      f(args) = cast(t, 1);
+      f(args) = f(args) * x;
+      break;
+    case ReduceKind::Max:
+      f(args) = t.is_float() ? cast(t, -inf) : t.min();
+      f(args) = max(f(args), x);
+      break;
+    case ReduceKind::Min:
+      f(args) = t.is_float() ? cast(t, inf) : t.max();
+      f(args) = min(f(args), x);
+      break;
+  }
   return RowStat{f, args, reduced};
 }
 
@@ -87,7 +99,10 @@ MeanVar mean_var(BuildContext& b, const std::vector<Expr>& extents, const std::v
 
 namespace {
 
-enum class ReduceOp { Mean, Sum, Max };
+enum class ReduceOp { Mean, Sum, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
+
+// The float-only ones (a square root or a logarithm of the result).
+bool float_only(ReduceOp op) { return op == ReduceOp::L2 || op == ReduceOp::LogSum || op == ReduceOp::LogSumExp; }
 
 // Which axes a Reduce* node reduces, or an empty vector for "none" (noop_with_empty_axes=1 with
 // no axes: the output is the input). Axes come from value input 1 (ReduceSum opset 13+, the
@@ -137,10 +152,11 @@ void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op, bool spatia
   if (!spatial) s.value_inputs = {1};
   s.infer = [op, spatial](const InferContext& c) {
     c.check(c.dtype(0) != DType::Bool, "bool input is not supported");
+    if (float_only(op)) c.check(c.dtype(0) == DType::Float32, "X must be float32");
     std::vector<bool> reduced = reduce_axes(c, spatial);
-    if (op == ReduceOp::Max && !reduced.empty())
+    if ((op == ReduceOp::Max || op == ReduceOp::Min) && !reduced.empty())
       for (int d = 0; d < c.rank(0); ++d)
-        c.check(!reduced[d] || c.shape(0)[d] > 0, "ReduceMax over an empty axis has no value");
+        c.check(!reduced[d] || c.shape(0)[d] > 0, c.node().op_type + " over an empty axis has no value");
     return std::vector<TensorDesc>{{c.dtype(0), reduce_shape(c, reduced)}};
   };
   s.build = [op, spatial](BuildContext& b) {
@@ -151,16 +167,40 @@ void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op, bool spatia
       b.define_output(0, v, x(v));
       return;
     }
-    // float32 inputs accumulate in float32; int64 sums stay exact in int64.
-    auto value = [&](const std::vector<Expr>& idx) { return x(idx); };
-    RowStat stat =
-        reduce_stage(b, "red", x.dims(), reduced, op == ReduceOp::Max ? ReduceKind::Max : ReduceKind::Sum, value);
     // The input index of output element v: with keepdims the ranks agree; without, the kept
     // axes are v in order. Reduced entries are ignored by RowStat::at.
     std::vector<Expr> idx;
     bool keep = b.attrs().get_int("keepdims", 1) != 0;
     for (int d = 0, k = 0; d < x.rank(); ++d) idx.push_back(keep ? Expr(v[d]) : reduced[d] ? Expr(0) : Expr(v[k++]));
+    // float32 inputs accumulate in float32; int64 sums stay exact in int64.
+    IndexExpr value = [&](const std::vector<Expr>& i) { return x(i); };
+    ReduceKind kind = ReduceKind::Sum;
+    Expr row_max;  // LogSumExp: the row's max, subtracted before the exponentials
+    switch (op) {
+      case ReduceOp::Max: kind = ReduceKind::Max; break;
+      case ReduceOp::Min: kind = ReduceKind::Min; break;
+      case ReduceOp::Prod: kind = ReduceKind::Prod; break;
+      case ReduceOp::L1: value = [&](const std::vector<Expr>& i) { return abs(x(i)); }; break;
+      case ReduceOp::L2:
+      case ReduceOp::SumSquare: value = [&](const std::vector<Expr>& i) { return x(i) * x(i); }; break;
+      case ReduceOp::LogSumExp: {
+        RowStat mx = reduce_stage(b, "max", x.dims(), reduced, ReduceKind::Max, value);
+        // A row of -inf (or empty) has max -inf: shifted by 0 instead, it sums to 0 and logs to -inf.
+        auto shift = [mx](const std::vector<Expr>& i) {
+          Expr m = mx.at(i);
+          return select(is_inf(m), 0.0f, m);
+        };
+        row_max = shift(idx);
+        value = [&, shift](const std::vector<Expr>& i) { return exp_f32(x(i) - shift(i)); };
+        break;
+      }
+      default: break;
+    }
+    RowStat stat = reduce_stage(b, "red", x.dims(), reduced, kind, value);
     Expr e = stat.at(idx);
+    if (op == ReduceOp::L2) e = sqrt(e);
+    if (op == ReduceOp::LogSum) e = log_f32(e);
+    if (op == ReduceOp::LogSumExp) e = row_max + log_f32(e);
     if (op == ReduceOp::Mean) {
       Expr n = reduced_count(x.dims(), reduced);
       if (std::optional<int64_t> c = const_value(n))
@@ -180,6 +220,13 @@ void register_reduce_ops(OpRegistry& r) {
   add_reduce(r, "ReduceMean", ReduceOp::Mean);
   add_reduce(r, "ReduceSum", ReduceOp::Sum);
   add_reduce(r, "ReduceMax", ReduceOp::Max);
+  add_reduce(r, "ReduceMin", ReduceOp::Min);
+  add_reduce(r, "ReduceProd", ReduceOp::Prod);
+  add_reduce(r, "ReduceL1", ReduceOp::L1);
+  add_reduce(r, "ReduceL2", ReduceOp::L2);
+  add_reduce(r, "ReduceSumSquare", ReduceOp::SumSquare);
+  add_reduce(r, "ReduceLogSum", ReduceOp::LogSum);
+  add_reduce(r, "ReduceLogSumExp", ReduceOp::LogSumExp);
   add_reduce(r, "GlobalAveragePool", ReduceOp::Mean, /*spatial=*/true);
   add_reduce(r, "GlobalMaxPool", ReduceOp::Max, /*spatial=*/true);
 }

@@ -9,7 +9,7 @@
 
 namespace gaf {
 
-enum class ReduceKind { Sum, Max };
+enum class ReduceKind { Sum, Max, Min, Prod };
 
 // An element of the reduced tensor at a full-rank ONNX-order index.
 using IndexExpr = std::function<Halide::Expr(const std::vector<Halide::Expr>&)>;
