@@ -37,13 +37,22 @@ const char* kFolders[] = {"node", "pytorch-converted", "pytorch-operator", "simp
 // DepthToSpace and SpaceToDepth; 590 with Floor, Ceil, Round, Sign, Elu, Selu, Celu, Softplus,
 // Softsign, ThresholdedRelu, Shrink, IsNaN, IsInf, GreaterOrEqual, LessOrEqual, And, Or, Xor, Sum
 // and Mean; 638 with ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and
-// ReduceLogSumExp); a drop means an op stopped being recognised.
-constexpr int kExpectedRunnable = 638;
+// ReduceLogSumExp; 642 with Sin and Cos); a drop means an op stopped being recognised.
+constexpr int kExpectedRunnable = 642;
 
 // Cases whose expected data disagrees with the semantics implemented on purpose: skipped, with
 // the reason as their cause.
 const std::map<std::string, std::string> kDataDisagrees = {
     {"node/test_cast_FLOAT_to_BFLOAT16", "bf16 expected data truncates; Cast rounds to nearest even"},
+    // The window functions' expanded bodies (Range, Cos, ...): their expected data is up to 7e-5
+    // off the exact window (hann size 10, n = 2: 0.3454739, exact sin^2(pi/5) = 0.3454915), which
+    // ours computes to 1e-7.
+    {"node/test_blackmanwindow_expanded", "window expected data off the exact window"},
+    {"node/test_blackmanwindow_symmetric_expanded", "window expected data off the exact window"},
+    {"node/test_hammingwindow_expanded", "window expected data off the exact window"},
+    {"node/test_hammingwindow_symmetric_expanded", "window expected data off the exact window"},
+    {"node/test_hannwindow_expanded", "window expected data off the exact window"},
+    {"node/test_hannwindow_symmetric_expanded", "window expected data off the exact window"},
 };
 
 std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {

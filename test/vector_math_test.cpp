@@ -153,6 +153,29 @@ INSTANTIATE_TEST_SUITE_P(
                       UnaryCase{"erf", gaf::erf_f32, [](double x) { return std::erf(x); }, -6, 6, 1e-5, 6.0}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) { return std::string(info.param.name); });
 
+// sin and cos in absolute error (near their zeros any error is many ulp): over |x| <= 1e5, and
+// the special values (NaN for +-inf and NaN, sin(+-0) = +-0).
+TEST(VectorMath, SinCosAbsoluteError) {
+  std::vector<float> xs = concat(range(-20, 20, 1e-4), range(-1e5, 1e5, 0.37));
+  for (int s = 0; s < 2; ++s) {
+    auto f = s == 0 ? gaf::sin_f32 : gaf::cos_f32;
+    std::vector<float> got = eval(f, xs);
+    double worst = 0, at = 0;
+    for (size_t k = 0; k < xs.size(); ++k) {
+      const double want = s == 0 ? std::sin(static_cast<double>(xs[k])) : std::cos(static_cast<double>(xs[k]));
+      const double e = std::abs(got[k] - want);
+      if (e > worst) worst = e, at = xs[k];
+    }
+    std::printf("%s: max absolute error %.3g at %.9g\n", s == 0 ? "sin" : "cos", worst, at);
+    EXPECT_LE(worst, 1.2e-7) << (s == 0 ? "sin" : "cos") << " at " << at;
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> special = eval(f, {inf, -inf, std::nanf(""), 0.0f, -0.0f});
+    for (int k = 0; k < 3; ++k) EXPECT_TRUE(std::isnan(special[k])) << k;
+    EXPECT_EQ(special[3], s == 0 ? 0.0f : 1.0f);
+    if (s == 0) EXPECT_TRUE(std::signbit(special[4])) << "sin(-0) = -0";
+  }
+}
+
 // log also over every 257th positive bit pattern (denser than the others: its exponent path).
 TEST(VectorMath, LogOverAllMagnitudes) {
   Worst w = sweep(

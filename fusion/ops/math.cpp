@@ -81,6 +81,30 @@ Expr log_f32(const Expr& x_in) {
   return select(ax > kInf, x, y);                     // NaN stays NaN
 }
 
+namespace {
+
+// sin (quadrant offset 0) or cos (1): sin(r + q pi/2) by the quadrant q's polynomial and sign.
+Expr sin_quadrant(const Expr& x_in, int offset) {
+  Expr x = cast<float>(x_in);
+  Expr xd = cast<double>(x);
+  Expr j = round(xd * Expr(0.63661977236758134308));  // x / (pi / 2)
+  Expr r = select(j == 0, x, cast<float>(xd - j * Expr(1.5707963267948966192)));
+  Expr q = cast<int32_t>(clamp(j, Expr(-1e9), Expr(1e9))) + offset;
+  Expr z = r * r;
+  // cephes sinf / cosf on [-pi/4, pi/4]
+  Expr s = r + r * z * horner(z, {-1.9515295891e-4f, 8.3321608736e-3f, -1.6666654611e-1f});
+  Expr c = 1.0f - 0.5f * z + z * z * horner(z, {2.443315711809948e-5f, -1.388731625493765e-3f, 4.166664568298827e-2f});
+  Expr y = select((q & 1) == 0, s, c);
+  y = select((q & 2) == 0, y, -y);
+  if (offset == 0) y = select(x == 0.0f, x, y);  // sin(+-0) = +-0
+  return select(is_finite_f32(x), y, from_bits(kNan));
+}
+
+}  // namespace
+
+Expr sin_f32(const Expr& x) { return sin_quadrant(x, 0); }
+Expr cos_f32(const Expr& x) { return sin_quadrant(x, 1); }
+
 Expr pow_f32(const Expr& a_in, const Expr& b_in) {
   Expr a = cast<float>(a_in), b = cast<float>(b_in);
   Expr mag = exp_f32(b * log_f32(abs(a)));

@@ -23,6 +23,13 @@ Halide::Expr log_f32(const Halide::Expr& x);
 // before e^, so the error grows with it: max (2 + 2 |b ln a|) ulp, i.e. relative 1e-7 for
 // results near 1 and 2e-5 near FLT_MAX or FLT_MIN (libm's powf: 0.5 ulp).
 Halide::Expr pow_f32(const Halide::Expr& a, const Halide::Expr& b);
+// sin x, cos x: x reduced by pi/2 in float64 (x - j pi/2 with j = round(x 2/pi): exact enough
+// for |x| up to ~1e9, so rotary embeddings' position x frequency stay accurate), then the
+// quadrant's odd or even polynomial on [-pi/4, pi/4] in float32. Max absolute error 9.2e-8 over
+// |x| <= 1e5 (test/vector_math_test.cpp); past ~1e9 the reduction loses the phase; inf and NaN
+// give NaN.
+Halide::Expr sin_f32(const Halide::Expr& x);
+Halide::Expr cos_f32(const Halide::Expr& x);
 // tanh: odd rational x P(x^2) / Q(x^2) clamped at +-7.9 (where fp32 tanh is +-1), x itself
 // below 4e-4. Max error 4.9 ulp (3e-7 absolute, near |x| = 5).
 Halide::Expr tanh_f32(const Halide::Expr& x);

@@ -140,6 +140,8 @@ void register_unary_ops(OpRegistry& r) {
   add_unary_op(r, "Log", [](const BuildContext&, const Expr& x) { return log_f32(x); });
   add_unary_op(r, "Erf", [](const BuildContext&, const Expr& x) { return erf_f32(x); });
   add_unary_op(r, "Tanh", [](const BuildContext&, const Expr& x) { return tanh_f32(x); });
+  add_unary_op(r, "Sin", [](const BuildContext&, const Expr& x) { return sin_f32(x); });
+  add_unary_op(r, "Cos", [](const BuildContext&, const Expr& x) { return cos_f32(x); });
   add_unary_op(r, "Reciprocal", [](const BuildContext&, const Expr& x) { return f32(1.0f) / x; });
   add_unary_op(r, "Sigmoid", [](const BuildContext&, const Expr& x) { return sigmoid_f32(x); });
   add_unary_op(r, "Relu", [](const BuildContext&, const Expr& x) { return max(x, cast(x.type(), 0)); });
