@@ -10,7 +10,7 @@ usage: export_einsum_encoder.py OUT_DIR OPSET [OPSET...]   (writes model.onnx, i
 import torch
 from torch import nn
 
-from zoo_export import export, use_size
+from zoo_export import Layers, export, use_size
 
 SIZES = {"test": dict(HIDDEN=128, HEADS=4, LAYERS=2, SEQ=32),
          "bench": dict(HIDDEN=768, HEADS=12, LAYERS=12, SEQ=128)}
@@ -36,16 +36,5 @@ class Layer(nn.Module):
         return self.norm2(x + self.fc2(nn.functional.gelu(self.fc1(x))))
 
 
-class Encoder(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleList([Layer() for _ in range(LAYERS)])
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
 if __name__ == "__main__":
-    export(Encoder, lambda: torch.randn(1, SEQ, HIDDEN), globals(), SIZES)
+    export(lambda: Layers(Layer, LAYERS), lambda: torch.randn(1, SEQ, HIDDEN), globals(), SIZES)

@@ -12,7 +12,7 @@ import math
 import torch
 from torch import nn
 
-from zoo_export import export, use_size
+from zoo_export import Layers, export, use_size
 
 SIZES = {"test": dict(HIDDEN=128, HEADS=4, FFN=256, LAYERS=2, SEQ=32),
          "bench": dict(HIDDEN=768, HEADS=12, FFN=3072, LAYERS=12, SEQ=128)}
@@ -53,16 +53,5 @@ class Layer(nn.Module):
         return self.norm(self.fc2(torch.relu(self.fc1(a))) + a)
 
 
-class Encoder(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleList([Layer() for _ in range(LAYERS)])
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
 if __name__ == "__main__":
-    export(Encoder, lambda: torch.randn(1, SEQ, HIDDEN), globals(), SIZES)
+    export(lambda: Layers(Layer, LAYERS), lambda: torch.randn(1, SEQ, HIDDEN), globals(), SIZES)

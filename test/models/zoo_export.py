@@ -17,6 +17,20 @@ import numpy as np
 import torch
 
 
+class Layers(torch.nn.Module):
+    """`n` layers made by make_layer(), applied in turn; as the ModuleList `layers`, so exported
+    node names read /layers.N/..."""
+
+    def __init__(self, make_layer, n):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([make_layer() for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
 def use_size(names, sizes, size):
     """Sets a script's size constants (its module globals `names`) to sizes[size]."""
     if size not in sizes:
