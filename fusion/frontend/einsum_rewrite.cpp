@@ -105,10 +105,8 @@ bool rewrite(Graph& g, const Node& n, std::vector<Node>& nodes) {
   auto extent_in = [](const std::vector<int>& labels, const Shape& s, int l) {
     return s[static_cast<size_t>(std::find(labels.begin(), labels.end(), l) - labels.begin())];
   };
-  for (int l : batch)
-    if (extent_in(la, sa, l) != extent_in(lb, sb, l)) return false;
-  for (int l : contracted)
-    if (extent_in(la, sa, l) != extent_in(lb, sb, l)) return false;
+  for (int l : la)
+    if (has(lb, l) && extent_in(la, sa, l) != extent_in(lb, sb, l)) return false;
 
   auto extents_of = [&](const std::vector<int>& labels) {
     Shape s;
@@ -156,8 +154,8 @@ bool rewrite(Graph& g, const Node& n, std::vector<Node>& nodes) {
 int einsum_as_matmul(Graph& g) {
   std::vector<Node> nodes;
   int rewritten = 0;
-  const std::vector<Node> before = g.nodes();
-  for (const Node& n : before) {
+  const Graph& cg = g;  // rewrite() adds values and initializers, never nodes
+  for (const Node& n : cg.nodes()) {
     if (rewrite(g, n, nodes))
       ++rewritten;
     else

@@ -17,6 +17,13 @@ DType bool_out(const InferContext&) { return DType::Bool; }
 // large x (LogSoftmax's expanded form) and makes fused differ from unfused.
 Expr strict_if_float(const Expr& e) { return e.type().is_float() ? strict_float(e) : e; }
 
+// x[0] + x[1] + ..., in order (Sum, Mean).
+Expr sum_in_order(const std::vector<Expr>& x) {
+  Expr acc = x[0];
+  for (size_t i = 1; i < x.size(); ++i) acc = strict_if_float(acc + x[i]);
+  return acc;
+}
+
 Expr onnx_div(const Expr& a, const Expr& b) {
   // Integer Div truncates toward zero in ONNX (C semantics); Halide's '/' floors.
   if (a.type().is_int()) return div_round_to_zero(a, b);
@@ -113,15 +120,11 @@ void register_binary_ops(OpRegistry& r) {
       [](const BuildContext&, const std::vector<Expr>& x) { return from_bool(as_bool(x[0]) != as_bool(x[1])); },
       bool_out);
   // Sum and Mean of any number of inputs, broadcast.
-  add_broadcast_op(r, "Sum", 1, 1 << 20, [](const BuildContext&, const std::vector<Expr>& x) {
-    Expr acc = x[0];
-    for (size_t i = 1; i < x.size(); ++i) acc = strict_if_float(acc + x[i]);
-    return acc;
-  });
+  add_broadcast_op(r, "Sum", 1, 1 << 20,
+                   [](const BuildContext&, const std::vector<Expr>& x) { return sum_in_order(x); });
   add_broadcast_op(r, "Mean", 1, 1 << 20, [](const BuildContext&, const std::vector<Expr>& x) {
-    Expr acc = x[0];
-    for (size_t i = 1; i < x.size(); ++i) acc = strict_if_float(acc + x[i]);
-    return acc / cast(acc.type(), static_cast<int>(x.size()));
+    Expr sum = sum_in_order(x);
+    return sum / cast(sum.type(), static_cast<int>(x.size()));
   });
 
   // Where(cond, x, y): cond is bool, x and y share a dtype; the output takes x's.

@@ -14,8 +14,6 @@ namespace {
 
 Expr bits(const Expr& x) { return reinterpret<int32_t>(x); }
 Expr from_bits(int32_t b) { return reinterpret<float>(Expr(b)); }
-Expr is_nan_f32(const Expr& x) { return (bits(x) & 0x7fffffff) > 0x7f800000; }
-Expr is_inf_f32(const Expr& x) { return (bits(x) & 0x7fffffff) == 0x7f800000; }
 Expr is_finite_f32(const Expr& x) { return (bits(x) & 0x7fffffff) < 0x7f800000; }
 const int32_t kInf = 0x7f800000, kNan = 0x7fc00000;
 
@@ -101,6 +99,9 @@ Expr sin_quadrant(const Expr& x_in, int offset) {
 }
 
 }  // namespace
+
+Expr is_nan_f32(const Expr& x) { return (bits(x) & 0x7fffffff) > 0x7f800000; }
+Expr is_inf_f32(const Expr& x) { return (bits(x) & 0x7fffffff) == 0x7f800000; }
 
 Expr sin_f32(const Expr& x) { return sin_quadrant(x, 0); }
 Expr cos_f32(const Expr& x) { return sin_quadrant(x, 1); }

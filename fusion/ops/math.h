@@ -23,6 +23,10 @@ Halide::Expr log_f32(const Halide::Expr& x);
 // before e^, so the error grows with it: max (2 + 2 |b ln a|) ulp, i.e. relative 1e-7 for
 // results near 1 and 2e-5 near FLT_MAX or FLT_MIN (libm's powf: 0.5 ulp).
 Halide::Expr pow_f32(const Halide::Expr& a, const Halide::Expr& b);
+// NaN / +-inf tests of a float32 from its bit pattern: Halide compiles float math with LLVM's
+// fast-math flags, under which is_nan / is_inf on floats may be folded away.
+Halide::Expr is_nan_f32(const Halide::Expr& x);
+Halide::Expr is_inf_f32(const Halide::Expr& x);
 // sin x, cos x: x reduced by pi/2 in float64 (x - j pi/2 with j = round(x 2/pi): exact enough
 // for |x| up to ~1e9, so rotary embeddings' position x frequency stay accurate), then the
 // quadrant's odd or even polynomial on [-pi/4, pi/4] in float32. Max absolute error 9.2e-8 over

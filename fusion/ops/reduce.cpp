@@ -188,7 +188,7 @@ void add_reduce(OpRegistry& r, const std::string& name, ReduceOp op, bool spatia
         // A row of -inf (or empty) has max -inf: shifted by 0 instead, it sums to 0 and logs to -inf.
         auto shift = [mx](const std::vector<Expr>& i) {
           Expr m = mx.at(i);
-          return select(is_inf(m), 0.0f, m);
+          return select(is_inf_f32(m), 0.0f, m);
         };
         row_max = shift(idx);
         value = [&, shift](const std::vector<Expr>& i) { return exp_f32(x(i) - shift(i)); };

@@ -200,7 +200,7 @@ void register_unary_ops(OpRegistry& r) {
     return cast(t, select(xf < -lambd, xf + bias, select(xf > lambd, xf - bias, 0.0f)));
   });
   add_unary_op(
-      r, "IsNaN", [](const BuildContext&, const Expr& x) { return from_bool(is_nan(x)); },
+      r, "IsNaN", [](const BuildContext&, const Expr& x) { return from_bool(is_nan_f32(x)); },
       [](const InferContext&) { return DType::Bool; });
   add_unary_op(
       r, "IsInf",
@@ -209,7 +209,7 @@ void register_unary_ops(OpRegistry& r) {
         Expr side = Internal::const_false();
         if (neg) side = side || x < 0;
         if (pos) side = side || x > 0;
-        return from_bool(is_inf(x) && side);
+        return from_bool(is_inf_f32(x) && side);
       },
       [](const InferContext&) { return DType::Bool; });
   add_unary_op(

@@ -1,5 +1,6 @@
 // Built-in rule 2: MatMul/Gemm with its epilogue — bias add, activation (single op or PyTorch's
 // decomposed GELU), scale, residual add — applied on the accumulator before the single store.
+#include "fusion/planner/layout_chains.h"
 #include "fusion/planner/rule_patterns.h"
 #include "fusion/planner/rules.h"
 
@@ -92,10 +93,7 @@ std::shared_ptr<const FusionRule> make_matmul_layernorm_rule() {
            in.dims.back().value == out.dims.back().value;
   });
   Pattern rows_transpose = Pattern("Transpose").where([](const GraphView& g, int node, const PatternMatch&) {
-    const Node& n = g.node(node);
-    const int64_t rank = static_cast<int64_t>(g.graph().value(n.inputs[0]).type.dims.size());
-    const std::vector<int64_t> perm = n.attrs.get_ints("perm", {});
-    return rank >= 1 && static_cast<int64_t>(perm.size()) == rank && perm.back() == rank - 1;
+    return transpose_innermost_dim(g.graph(), g.node(node)) == 0;  // after rows_reshape: static
   });
   Pattern p = (mm >> bias >> residual >> patterns::layernorm_decomposed(3)) | (mm >> bias >> residual >> layernorm_op) |
               (mm >> bias >> residual >> patterns::rmsnorm_decomposed(3)) |
