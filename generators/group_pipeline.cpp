@@ -84,6 +84,11 @@ GroupPipeline::GroupPipeline(const Graph& g, const FusionGroup& grp, const Kerne
     std::fprintf(stderr, "loop nest of group g%d (%s):\n", grp.id, grp.signature.c_str());
     pipeline_.print_loop_nest();
   }
+  if (const char* dir = std::getenv("GAF_ASM_DIR")) {  // schedule debugging: the code LLVM emits, DIR/g<id>.s
+    pipeline_.compile_to_assembly(std::string(dir) + "/g" + std::to_string(grp.id) + ".s",
+                                  pipeline_.infer_arguments(), "g" + std::to_string(grp.id),
+                                  target.without_feature(Halide::Target::JIT));
+  }
 }
 
 // Every caller (JIT kernels: halide_buffers.h, the AOT plan runtime: plan_runner.cpp) passes

@@ -156,13 +156,20 @@ std::optional<OutputTiles> tile_output(const TensorFunc& out, const Stage& acc, 
   std::vector<Var> a = out.func.args();
   if (a.size() < 2 || acc.reduction.empty()) return std::nullopt;
   int64_t N = out.shape.back(), M = out.shape[out.shape.size() - 2];
-  // Rows of a few per batch entry against a weight (a packed B has no batch dims): the batch
+  // A row per batch entry against a weight (a packed B has no batch dims): the batch
   // dims are more rows of the same product (the accumulator's row is batch * M + m), so they
   // are fused into the row loop and tiled with it — else each batch entry is a tile of M rows
   // streaming all of B. PyTorch's nn.MultiheadAttention (batch_first) projects its input
   // transposed to [seq, batch, hidden]: at batch 1 that is seq entries of one row (BERT-base
   // size: the QKV projection 6.8 ms against 1.3 for the same product as 128 rows).
-  if (b_panel > 0 && block_tiles == 0 && layout_run == 0 && a.size() > 2 && out.is_static() && M < p.matmul.rows) {
+  // One row per entry and one batch dim beyond 1 only: the output's args are bounded box by
+  // box, so a tile of the fused loop over entries of M > 1 rows (or across two batch dims) asked
+  // the accumulator for every row of every entry it touched (ConvNeXt's 7x7 tokens as
+  // [1, 7, 7, C]: all 49 rows in one unrolled tile, 10 ms for a 0.8 ms product).
+  int batch_dims_beyond_1 = 0;
+  for (size_t d = 0; d + 2 < out.shape.size(); ++d) batch_dims_beyond_1 += out.shape[d] > 1;
+  if (b_panel > 0 && block_tiles == 0 && layout_run == 0 && a.size() > 2 && out.is_static() && M == 1 &&
+      batch_dims_beyond_1 == 1) {
     Var rows(out.func.name() + "_rows");
     Var inner = a[1];
     for (size_t i = 2; i < a.size(); ++i) {

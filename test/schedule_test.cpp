@@ -404,7 +404,10 @@ TEST(ConvTiles, PatchEmbeddingWithLayoutEpilogueAtOddSizes) {
 
 // Convs of every shape class, each with a bias, a residual Add and a Relu in its group: stride 1
 // (any kernel, pads, dilation, groups, depthwise) and 1x1 at any stride take the flat form (rows
-// laid end to end at a pitch, GEMM tiles over them); a strided kxk the 2-D direct tiles.
+// laid end to end at a pitch, GEMM tiles over them); a strided kxk the 2-D direct tiles. 1x1
+// without padding, outputs of 64 pixels or more, are exact (X in place at stride 1, tiles
+// shifted inwards at each block's end): exactly 64 pixels, odd sizes, blocks of rows, batch 2,
+// channels no tile divides, stride 2.
 TEST(ConvTiles, FlatAndDirectFormsWithEpilogueAtOddSizes) {
   struct Case {
     int64_t N, C, O, H, W, k, stride, pad, dilation, group;
@@ -412,7 +415,10 @@ TEST(ConvTiles, FlatAndDirectFormsWithEpilogueAtOddSizes) {
   for (Case c : {Case{1, 5, 24, 9, 13, 3, 1, 1, 1, 1}, Case{2, 16, 8, 7, 7, 3, 1, 1, 1, 1},
                  Case{1, 6, 10, 11, 5, 5, 1, 4, 2, 1}, Case{1, 12, 12, 14, 14, 3, 1, 1, 1, 12},
                  Case{1, 8, 16, 6, 10, 3, 1, 0, 1, 2}, Case{1, 32, 40, 9, 11, 1, 2, 0, 1, 1},
-                 Case{2, 24, 17, 20, 3, 1, 1, 0, 1, 1}, Case{1, 7, 16, 15, 17, 3, 2, 1, 1, 1}}) {
+                 Case{2, 24, 17, 20, 3, 1, 1, 0, 1, 1}, Case{1, 7, 16, 15, 17, 3, 2, 1, 1, 1},
+                 Case{1, 8, 16, 8, 8, 1, 1, 0, 1, 1}, Case{1, 20, 24, 9, 13, 1, 1, 0, 1, 1},
+                 Case{2, 16, 40, 11, 7, 1, 1, 0, 1, 1}, Case{1, 48, 72, 30, 31, 1, 1, 0, 1, 1},
+                 Case{1, 12, 24, 19, 21, 1, 2, 0, 1, 1}, Case{1, 9, 13, 17, 23, 1, 1, 0, 1, 1}}) {
     SCOPED_TRACE("N" + std::to_string(c.N) + " C" + std::to_string(c.C) + " O" + std::to_string(c.O) + " " +
                  std::to_string(c.H) + "x" + std::to_string(c.W) + " k" + std::to_string(c.k) + " s" +
                  std::to_string(c.stride) + " pad" + std::to_string(c.pad) + " dil" + std::to_string(c.dilation) +

@@ -56,6 +56,11 @@ struct FlatLayout {
   int64_t pitch = 0;  // 0: not flat
   int64_t phases = 1;
   int64_t group_outputs = 0;  // output channels per group (depthwise: 1): they read their group's inputs only
+  // A 1x1 Conv without padding: the operand reads X only at the output's positions, so it needs
+  // no border, and no tile may run past the last output row (X would be read past its end).
+  bool exact = false;
+  // ... and at unit stride its flat rows are X's rows: the operand is X read in place, no copy.
+  bool in_place = false;
 };
 
 struct Stage {
