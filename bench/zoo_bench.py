@@ -11,7 +11,11 @@ profiler counts them; the peak from `gaf_bench --only peak`). A missing peer is 
 
 usage: zoo_bench.py --gaf build/gaf [--gaf-bench build/bench/gaf_bench] [--node-path DIR/node_modules]
        [--rounds 5] [--repeat 10] [--models gpt2 llama vit encoder_qscale t5 falcon torch_encoder einsum_encoder resnet mobilenet convnext] [--work-dir /tmp/gaf_zoo]
-       [--json FILE]
+       [--batch B] [--json FILE]
+
+--batch B: the models exported with `--batch B` (B inputs, axis 0 the symbolic dim "batch") into
+WORK_DIR/MODEL_bB, ours bound to it (`--dim batch=B`, the kernels compiled for that size), ORT
+and PyTorch on the same B inputs.
 """
 import argparse
 import json
@@ -45,6 +49,8 @@ def export_script(model):
 def ours(a, d, fusion):
     cmd = [a.gaf, "run", d + "/model.onnx", "--input", "input=" + d + "/input.npy", "--repeat", str(a.repeat),
            "--threads", "2", "-q"]
+    if a.batch > 1:
+        cmd += ["--dim", "batch=%d" % a.batch]
     if not fusion:
         cmd.append("--no-fusion")
     out = run(cmd)
@@ -61,7 +67,8 @@ def ort(a, d, env):
 
 def torch_eager(a, model):
     env = dict(os.environ, OPENBLAS_THREAD_TIMEOUT="4")  # see torch_bert.py
-    r = json.loads(run([PY, export_script(model), "--size", "bench", "--time", str(a.repeat)], env))
+    batch = ["--batch", str(a.batch)] if a.batch > 1 else []
+    r = json.loads(run([PY, export_script(model), "--size", "bench", "--time", str(a.repeat)] + batch, env))
     return statistics.median(r["ms"]), r["gflop"]
 
 
@@ -90,6 +97,7 @@ def main():
     ap.add_argument("--models", nargs="+", default=["gpt2", "llama", "vit", "encoder_qscale", "t5", "falcon", "torch_encoder", "einsum_encoder"])
     ap.add_argument("--work-dir", default="/tmp/gaf_zoo")
     ap.add_argument("--json", default=None, help="also write every round's figures to FILE")
+    ap.add_argument("--batch", type=int, default=1, help="B inputs per forward (models whose export takes --batch)")
     a = ap.parse_args()
 
     env = dict(os.environ)
@@ -101,10 +109,11 @@ def main():
 
     dirs, gflop = {}, {}
     for model in a.models:
-        d = os.path.join(a.work_dir, model)
+        d = os.path.join(a.work_dir, model if a.batch == 1 else "%s_b%d" % (model, a.batch))
         if not os.path.exists(d + "/model.onnx"):
-            print("zoo_bench: exporting %s (bench size, opset %d)" % (model, OPSET), file=sys.stderr)
-            run([PY, export_script(model), d, str(OPSET), "--size", "bench"])
+            print("zoo_bench: exporting %s (bench size, opset %d, batch %d)" % (model, OPSET, a.batch), file=sys.stderr)
+            batch = ["--batch", str(a.batch)] if a.batch > 1 else []
+            run([PY, export_script(model), d, str(OPSET), "--size", "bench"] + batch)
         dirs[model] = d
     peak = peak_gflops(a)
 

@@ -30,6 +30,27 @@ int64_t const_extent(const RVar& r) {
 // weights, a block's rows are as many as keep its operand slice (input channels x phases x rows x
 // pitch) within ~256 KB, so every channel tile re-reads it from L2; the register tile (vectors x channels) is chosen so the block's span wastes the
 // fewest lanes.
+// The flat operand x (args (q, phase, c, n)) a row of the pitch at a time: dense copies away
+// from the border. At root (unless `placed`) in parallel tasks of whole (phase, channel, image)
+// planes of about `plane` elements each, at least ~32K elements a task (one task per plane was
+// 2048 tasks of 8 rows for a strided 3x3 over 14x14x512: 0.5 ms of the pool's per-task cost).
+void schedule_flat_operand(Func x, int64_t pitch, int64_t plane, bool placed, const HostScheduleParams& p) {
+  const std::vector<Var> xa = x.args();
+  Var qy(x.name() + "_qy"), qx(x.name() + "_qx");
+  x.align_bounds(xa[0], static_cast<int>(pitch))
+      .split(xa[0], qy, qx, static_cast<int>(pitch), TailStrategy::RoundUp)
+      .vectorize(qx, p.lanes, TailStrategy::GuardWithIf);
+  if (placed) return;
+  Var planes(x.name() + "_planes"), task(x.name() + "_task"), in_task(x.name() + "_in_task");
+  const int per_task = static_cast<int>(std::max<int64_t>(1, 32768 / std::max<int64_t>(1, plane)));
+  x.compute_root().fuse(xa[1], xa[2], planes).fuse(planes, xa[3], planes);
+  if (per_task > 1) {
+    x.split(planes, task, in_task, per_task, TailStrategy::GuardWithIf).parallel(task);
+  } else {
+    x.parallel(planes);
+  }
+}
+
 // The register tile of a flat Conv over `span` positions: `vectors` whole vectors along p x
 // `channels` output channels, chosen so the tiles covering the span waste the fewest lanes and fill
 // the accumulator registers (a single vector, one weight broadcast per FMA, a little less);
@@ -117,16 +138,7 @@ bool schedule_exact_conv(const TensorFunc& out, const Stage& acc, const Stage* i
   for (auto r = acc.reduction.rbegin(); r != acc.reduction.rend(); ++r) uorder.emplace_back(*r);
   uorder.emplace_back(ca[2]);
   u.reorder(uorder).vectorize(ca[0], p.lanes).unroll(ca[0]).unroll(ca[1]);
-  if (input && !acc.flat.in_place) {
-    Func x = input->func;
-    const std::vector<Var> xa = x.args();  // (q, phase, c, n)
-    Var qy(x.name() + "_qy"), qx(x.name() + "_qx");
-    x.compute_root();
-    fuse_parallel(x, xa[1], {xa[2], xa[3]});
-    x.align_bounds(xa[0], static_cast<int>(pitch))
-        .split(xa[0], qy, qx, static_cast<int>(pitch), TailStrategy::RoundUp)
-        .vectorize(qx, p.lanes, TailStrategy::GuardWithIf);
-  }
+  if (input && !acc.flat.in_place) schedule_flat_operand(input->func, pitch, height * pitch, false, p);
   return true;
 }
 
@@ -180,24 +192,14 @@ bool schedule_flat_conv(const TensorFunc& out, const Stage& acc, const Stage* in
   uorder.emplace_back(ca[2]);
   u.reorder(uorder).vectorize(pi, p.lanes).unroll(pi).unroll(ca[1]);
 
-  if (input) {  // a row of the pitch at a time: dense copies away from the padding
-    Func x = input->func;
-    const std::vector<Var> xa = x.args();  // (q, phase, c, n)
-    Var qy(x.name() + "_qy"), qx(x.name() + "_qx");
+  if (input) {
     // Where a channel tile covers whole groups (depthwise), its inputs are read by it alone: copied
     // per task, into cache, rather than once at root through memory (MobileNetV2's 112x112 depthwise
-    // at stride 2 0.84 -> 0.19 ms). Else once at root, parallel over phases and channels.
+    // at stride 2 0.84 -> 0.19 ms).
     const bool per_task =
         acc.flat.group_outputs > 0 && tile_o % acc.flat.group_outputs == 0 && acc.flat.group_outputs < channels;
-    if (per_task) {
-      x.compute_at(f, task);
-    } else {
-      x.compute_root();
-      fuse_parallel(x, xa[1], {xa[2], xa[3]});
-    }
-    x.align_bounds(xa[0], static_cast<int>(pitch))
-        .split(xa[0], qy, qx, static_cast<int>(pitch), TailStrategy::RoundUp)
-        .vectorize(qx, p.lanes, TailStrategy::GuardWithIf);
+    if (per_task) Func(input->func).compute_at(f, task);
+    schedule_flat_operand(input->func, pitch, height * pitch, per_task, p);
   }
   return true;
 }
