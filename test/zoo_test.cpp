@@ -321,12 +321,14 @@ void expect_plan(const ZooCase& c, Engine& e) {
     EXPECT_EQ(p.plan->groups.size(), 15u);
   } else if (c.model == "unet") {
     // Per encoder level two Conv + ReLU kernels and the MaxPool; per decoder level the upsampling
-    // alone (ConvTranspose, a bilinear Resize, a nearest Resize), the skip Concat read as the
-    // first Conv's prologue, then the second Conv with the first's ReLU read as its prologue and
-    // its own ReLU. 21 kernels with the bottom level and the 1x1 head.
-    for (const std::string level : {"/up.0/", "/up.1/"})
-      expect_layer(p, level, {"single/-", "elementwise/generic", "elementwise/generic"});
-    EXPECT_EQ(group_of(p, "/up.0/up/ConvTranspose").kernel.label, "ConvTranspose");
+    // (the 2x2/2 ConvTranspose as a 1x1 Conv + DepthToSpace + its bias, one kernel; a bilinear
+    // Resize, a nearest Resize alone), the skip Concat read as the first Conv's prologue, then
+    // the second Conv with the first's ReLU read as its prologue and its own ReLU. 21 kernels
+    // with the bottom level and the 1x1 head.
+    expect_layer(p, "/up.0/", {"elementwise/generic", "elementwise/generic", "elementwise/generic"});
+    expect_layer(p, "/up.1/", {"single/-", "elementwise/generic", "elementwise/generic"});
+    EXPECT_EQ(group_of(p, "/up.0/up/ConvTranspose").kernel.label, "Conv+Add");
+    EXPECT_EQ(&group_of(p, "/up.0/up/ConvTranspose"), &group_of(p, "/up.0/up/ConvTranspose/patches"));
     EXPECT_EQ(group_of(p, "/up.1/up/Resize").kernel.label, "Resize");
     EXPECT_EQ(&group_of(p, "/up.1/Concat"), &group_of(p, "/up.1/conv/conv.0/Conv"));
     EXPECT_EQ(p.plan->groups.size(), 21u);

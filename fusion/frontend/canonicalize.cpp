@@ -1,5 +1,6 @@
 #include "fusion/frontend/canonicalize.h"
 
+#include "fusion/frontend/conv_transpose_rewrite.h"
 #include "fusion/frontend/einsum_rewrite.h"
 
 #include <map>
@@ -168,7 +169,8 @@ int const_a_matmul_as_projection(Graph& g) {
 }  // namespace
 
 int canonicalize(Graph& g) {
-  int rewritten = bypass_noop_casts(g) + einsum_as_matmul(g) + gemm_as_matmul(g) + const_a_matmul_as_projection(g);
+  int rewritten = bypass_noop_casts(g) + einsum_as_matmul(g) + gemm_as_matmul(g) + const_a_matmul_as_projection(g) +
+                  patch_conv_transpose_as_conv(g);
   const Graph& cg = g;  // reads through the const view keep the node-name index valid
   for (size_t i = 0; i < cg.nodes().size(); ++i) {
     const Node& n = cg.nodes()[i];
