@@ -51,6 +51,28 @@ void schedule_flat_operand(Func x, int64_t pitch, int64_t plane, bool placed, co
   }
 }
 
+// The output f (args (x, y, o, n)) of a flat Conv at root in parallel tasks of (block of `rows`
+// rows when `blocks` > 1, `channels` channels, image), vectorised along x (a row narrower than a
+// vector: the narrowest vector that covers it, stores guarded); returns the task loop.
+Var flat_output_tasks(Func f, int64_t rows, int64_t blocks, int channels, int64_t width, const HostScheduleParams& p) {
+  const std::vector<Var> a = f.args();
+  Var yo(f.name() + "_yo"), yi(f.name() + "_yi"), oo(f.name() + "_oo"), oi(f.name() + "_oi");
+  f.compute_root();
+  if (blocks > 1) f.split(a[1], yo, yi, static_cast<int>(rows), TailStrategy::ShiftInwards);
+  f.split(a[2], oo, oi, channels);
+  int lanes = p.lanes;
+  while (lanes > 4 && lanes / 2 >= width) lanes /= 2;
+  f.vectorize(a[0], lanes, width >= lanes ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> order{a[0], blocks > 1 ? yi : a[1], oi, oo};
+  if (blocks > 1) order.emplace_back(yo);
+  order.emplace_back(a[3]);
+  f.reorder(order);
+  std::vector<Var> outer;
+  if (blocks > 1) outer.push_back(yo);
+  outer.push_back(a[3]);
+  return fuse_parallel(f, oo, outer);
+}
+
 // The register tile of a flat Conv over `span` positions: `vectors` whole vectors along p x
 // `channels` output channels, chosen so the tiles covering the span waste the fewest lanes and fill
 // the accumulator registers (a single vector, one weight broadcast per FMA, a little less);
@@ -105,21 +127,7 @@ bool schedule_exact_conv(const TensorFunc& out, const Stage& acc, const Stage* i
   const int tile_p = tile.vectors * p.lanes;
   if (tile_p > span) return false;  // an image smaller than one tile (FlatLayout::exact excludes it)
 
-  Var yo(f.name() + "_yo"), yi(f.name() + "_yi"), oo(f.name() + "_oo"), oi(f.name() + "_oi");
-  f.compute_root();
-  if (blocks > 1) f.split(a[1], yo, yi, static_cast<int>(rows), TailStrategy::ShiftInwards);
-  f.split(a[2], oo, oi, task_o);
-  int lanes = p.lanes;
-  while (lanes > 4 && lanes / 2 >= width) lanes /= 2;
-  f.vectorize(a[0], lanes, width >= lanes ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf);
-  std::vector<VarOrRVar> order{a[0], blocks > 1 ? yi : a[1], oi, oo};
-  if (blocks > 1) order.emplace_back(yo);
-  order.emplace_back(a[3]);
-  f.reorder(order);
-  std::vector<Var> outer;
-  if (blocks > 1) outer.push_back(yo);
-  outer.push_back(a[3]);
-  const Var task = fuse_parallel(f, oo, outer);
+  const Var task = flat_output_tasks(f, rows, blocks, task_o, width, p);
 
   // The block's accumulators, stored tile by tile; each tile's own accumulation in registers.
   Func block = c.in();
@@ -162,21 +170,7 @@ bool schedule_flat_conv(const TensorFunc& out, const Stage& acc, const Stage* in
   const FlatTile tile = flat_tile(span, channels, false, p);
   const int tile_o = tile.channels, tile_p = tile.vectors * p.lanes;
 
-  Var yo(f.name() + "_yo"), yi(f.name() + "_yi"), oo(f.name() + "_oo"), oi(f.name() + "_oi");
-  f.compute_root();
-  if (blocks > 1) f.split(a[1], yo, yi, static_cast<int>(rows), TailStrategy::ShiftInwards);
-  f.split(a[2], oo, oi, tile_o);
-  int lanes = p.lanes;
-  while (lanes > 4 && lanes / 2 >= width) lanes /= 2;
-  f.vectorize(a[0], lanes, width >= lanes ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf);
-  std::vector<VarOrRVar> order{a[0], blocks > 1 ? yi : a[1], oi, oo};
-  if (blocks > 1) order.emplace_back(yo);
-  order.emplace_back(a[3]);
-  f.reorder(order);
-  std::vector<Var> outer;
-  if (blocks > 1) outer.push_back(yo);
-  outer.push_back(a[3]);
-  const Var task = fuse_parallel(f, oo, outer);
+  const Var task = flat_output_tasks(f, rows, blocks, tile_o, width, p);
 
   // Per task: the block's span of p (rounded up to whole tiles: the tail reads the operand's
   // zeros past X) for tile_o channels, each tile's accumulators in registers over the reduction.
