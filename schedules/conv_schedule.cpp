@@ -24,12 +24,6 @@ int64_t const_extent(const RVar& r) {
   return e ? *e : 1;
 }
 
-// The flat form (Stage::flat, fusion/ops/conv.cpp): the accumulator acc(p, o, n) as a GEMM
-// tile over (p, o) per block of output rows and channel tile, then `out` (the Conv's output or its
-// epilogue, args (x, y, o, n)) reads it at p = y * pitch + x. Where the operand outweighs the
-// weights, a block's rows are as many as keep its operand slice (input channels x phases x rows x
-// pitch) within ~256 KB, so every channel tile re-reads it from L2; the register tile (vectors x channels) is chosen so the block's span wastes the
-// fewest lanes.
 // The flat operand x (args (q, phase, c, n)) a row of the pitch at a time: dense copies away
 // from the border. At root (unless `placed`) in parallel tasks of whole (phase, channel, image)
 // planes of about `plane` elements each, at least ~32K elements a task (one task per plane was
@@ -150,6 +144,12 @@ bool schedule_exact_conv(const TensorFunc& out, const Stage& acc, const Stage* i
   return true;
 }
 
+// The flat form (Stage::flat, fusion/ops/conv.cpp): the accumulator acc(p, o, n) as a GEMM
+// tile over (p, o) per block of output rows and channel tile, then `out` (the Conv's output or its
+// epilogue, args (x, y, o, n)) reads it at p = y * pitch + x. Where the operand outweighs the
+// weights, a block's rows are as many as keep its operand slice (input channels x phases x rows x
+// pitch) within ~256 KB, so every channel tile re-reads it from L2; the register tile (vectors x
+// channels) is chosen so the block's span wastes the fewest lanes. Exact ones: schedule_exact_conv.
 bool schedule_flat_conv(const TensorFunc& out, const Stage& acc, const Stage* input, const HostScheduleParams& p) {
   if (out.rank() != 4 || acc.func.dimensions() != 3 || acc.reduction.empty()) return false;
   if (acc.flat.exact) return schedule_exact_conv(out, acc, input, p);

@@ -11,9 +11,8 @@ bool all_equal(const std::vector<int64_t>& v, int64_t x) {
 }
 
 const Tensor* constant_float(const Graph& g, const std::string& v) {
-  if (v.empty() || !g.has_value(v) || !g.value(v).constant) return nullptr;
-  const Tensor* t = &*g.value(v).constant;
-  return t->dtype() == DType::Float32 ? t : nullptr;
+  const Tensor* t = g.constant(v);
+  return t && t->dtype() == DType::Float32 ? t : nullptr;
 }
 
 // The patch size k when `n` is such a ConvTranspose (see the header), else 0.
@@ -58,7 +57,7 @@ int patch_conv_transpose_as_conv(Graph& g) {
       nodes.push_back(n);
       continue;
     }
-    const Tensor& w = *cg.value(n.inputs[1]).constant;
+    const Tensor& w = *cg.constant(n.inputs[1]);
     const Shape xs = cg.value(n.inputs[0]).type.shape();
     const int64_t C = w.shape()[0], O = w.shape()[1], taps = k * k;
     Tensor wt(DType::Float32, {O * taps, C, 1, 1});
@@ -85,11 +84,8 @@ int patch_conv_transpose_as_conv(Graph& g) {
     d2s.attrs.set("mode", std::string("CRD"));
     nodes.push_back(std::move(d2s));
     if (bias) {
-      Tensor b = *cg.value(n.inputs[2]).constant;
-      Tensor per_channel(DType::Float32, {O, 1, 1});
-      std::copy(b.data<float>(), b.data<float>() + O, per_channel.data<float>());
       const std::string bname = g.fresh_name(n.inputs[2] + "_per_channel");
-      g.add_initializer(bname, std::move(per_channel));
+      g.add_initializer(bname, cg.constant(n.inputs[2])->reshaped({O, 1, 1}));
       nodes.push_back(Node{n.name + "/bias", "Add", {}, {patches, bname}, n.outputs});
     }
     ++rewritten;

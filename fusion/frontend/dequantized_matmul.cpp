@@ -12,11 +12,6 @@ const Node* producer_of(const Graph& g, const std::string& value) {
   return p < 0 ? nullptr : &g.nodes()[p];
 }
 
-const Tensor* constant_of(const Graph& g, const std::string& value) {
-  if (value.empty() || !g.has_value(value) || !g.value(value).constant) return nullptr;
-  return &*g.value(value).constant;
-}
-
 // A per-tensor (one element) or per-column ([N]) constant's value for column n.
 bool per_column(const Tensor* t, int64_t N) { return t && (t->numel() == 1 || (t->rank() == 1 && t->shape()[0] == N)); }
 double at_column(const Tensor& t, int64_t n) { return t.as_double(t.numel() == 1 ? 0 : n); }
@@ -43,9 +38,9 @@ std::optional<DequantizedMatMul> match(const Graph& g, const Node& n) {
     // Mul(xs, Ws) in either order.
     const int xs_side = scales->inputs[0] == dql->outputs[1] ? 0 : scales->inputs[1] == dql->outputs[1] ? 1 : -1;
     if (xs_side < 0) continue;
-    const Tensor* wq = constant_of(g, mm->inputs[1]);
-    const Tensor* ws = constant_of(g, scales->inputs[1 - xs_side]);
-    const Tensor* wzp = mm->inputs.size() > 3 ? constant_of(g, mm->inputs[3]) : nullptr;
+    const Tensor* wq = g.constant(mm->inputs[1]);
+    const Tensor* ws = g.constant(scales->inputs[1 - xs_side]);
+    const Tensor* wzp = mm->inputs.size() > 3 ? g.constant(mm->inputs[3]) : nullptr;
     if (!wq || wq->rank() != 2 || (wq->dtype() != DType::Int8 && wq->dtype() != DType::UInt8) || !ws ||
         ws->dtype() != DType::Float32)
       continue;

@@ -138,9 +138,11 @@ const Value& Graph::value(const std::string& name) const {
   return it->second;
 }
 
-bool Graph::is_constant(const std::string& name) const {
+bool Graph::is_constant(const std::string& name) const { return constant(name) != nullptr; }
+
+const Tensor* Graph::constant(const std::string& name) const {
   auto it = values_.find(name);
-  return it != values_.end() && it->second.constant.has_value();
+  return it != values_.end() && it->second.constant ? &*it->second.constant : nullptr;
 }
 
 Node& Graph::add_node(Node n) {

@@ -119,6 +119,9 @@ class Graph {
   const std::map<std::string, Value>& values() const { return values_; }
   std::map<std::string, Value>& values() { return values_; }
   bool is_constant(const std::string& name) const;
+  // The value's contents when it is constant (an initializer or folded), else null (also for ""
+  // and unknown names).
+  const Tensor* constant(const std::string& name) const;
 
   // Nodes: names must be unique; an empty name gets "<op_type>_<index>".
   Node& add_node(Node n);

@@ -59,19 +59,21 @@ ConvShapes conv_shapes(const InferContext& c) {
 // host tiles it as a GEMM over p (whole vectors whatever the row width: 7-pixel rows waste half
 // of 16 lanes in the 2-D tiles), the operand one pass over X. Unit stride: one phase of the padded
 // input; a 1x1 Conv at stride 2 reads only phase (0, 0), X subsampled.
+// A 1x1 kernel: one tap, at offset 0 in stride phase (0, 0).
+bool one_tap(const Window& w) { return w.kernel == std::vector<int64_t>{1, 1}; }
+
 FlatLayout flat_layout(const ConvShapes& sh, const TensorFunc& X) {
   const Window& w = sh.window;
   if (w.spatial() != 2 || !X.is_static()) return {};
   const int64_t padded_width = X.shape[3] + w.pad_begin[1] + w.pad_end[1];
   // A 1x1 Conv reads phase (0, 0) alone (X subsampled): one phase.
-  const bool one_tap = w.kernel == std::vector<int64_t>{1, 1};
-  FlatLayout flat{(padded_width + w.strides[1] - 1) / w.strides[1], one_tap ? 1 : w.strides[0] * w.strides[1],
+  FlatLayout flat{(padded_width + w.strides[1] - 1) / w.strides[1], one_tap(w) ? 1 : w.strides[0] * w.strides[1],
                   sh.group_outputs};
   // A 1x1 Conv without padding reads X at the output's positions alone: no border to test, and
   // at unit stride in place, no copy (the copy of ResNet-50's 3.2 MB 56x56 inputs, a gather
   // through the border's selects, cost as much as the 1x1 Convs' arithmetic). Outputs of at
   // least 64 pixels, so that a register tile fits inside one.
-  flat.exact = !w.padded() && one_tap && shape_numel(Shape(sh.out.begin() + 2, sh.out.end())) >= 64;
+  flat.exact = !w.padded() && one_tap(w) && shape_numel(Shape(sh.out.begin() + 2, sh.out.end())) >= 64;
   flat.in_place = flat.exact && w.strides == std::vector<int64_t>{1, 1};
   return flat;
 }
@@ -94,17 +96,18 @@ void build_flat_conv(BuildContext& b, const ConvShapes& sh, FlatLayout flat, con
   const int pitch = static_cast<int>(flat.pitch);
   const int sy = static_cast<int>(w.strides[0]), sx = static_cast<int>(w.strides[1]);
   const int dy = static_cast<int>(w.dilations[0]), dx = static_cast<int>(w.dilations[1]);
-  Func inside = BoundaryConditions::constant_exterior(
-      X.func, 0.0f, Region{{0, X.dim(3)}, {0, X.dim(2)}, {Expr(), Expr()}, {Expr(), Expr()}});
   Var q(b.prefix() + "_q"), phase(b.prefix() + "_phase"), c(b.prefix() + "_c"), n(b.prefix() + "_n");
   Func operand = b.stage("flat", StageRole::Operand, {}, flat);
   // Exact: no border. In place, q % pitch + (q / pitch) * pitch folds into q once X's strides
   // are known (dense loads).
-  if (flat.exact)
+  if (flat.exact) {
     operand(q, phase, c, n) = X.func(sx * (q % pitch), sy * (q / pitch), c, n);
-  else
+  } else {
+    Func inside = BoundaryConditions::constant_exterior(
+        X.func, 0.0f, Region{{0, X.dim(3)}, {0, X.dim(2)}, {Expr(), Expr()}, {Expr(), Expr()}});
     operand(q, phase, c, n) = inside(sx * (q % pitch) + phase % sx - static_cast<int>(w.pad_begin[1]),
-                                   sy * (q / pitch) + phase / sx - static_cast<int>(w.pad_begin[0]), c, n);
+                                     sy * (q / pitch) + phase / sx - static_cast<int>(w.pad_begin[0]), c, n);
+  }
   RDom red({{0, static_cast<int>(sh.group_channels)},
             {0, static_cast<int>(w.kernel[0])},
             {0, static_cast<int>(w.kernel[1])}},
@@ -114,9 +117,8 @@ void build_flat_conv(BuildContext& b, const ConvShapes& sh, FlatLayout flat, con
   Expr ky = red[1] * dy, kx = red[2] * dx;
   // A 1x1 Conv's one tap: offset 0 in phase 0 (bounds inference cannot see that r % s is 0 there,
   // and a strided 1x1 Conv's operand was computed for every phase, 4x the work).
-  const bool one_tap = w.kernel == std::vector<int64_t>{1, 1};
-  Expr offset = one_tap ? Expr(0) : (ky / sy) * pitch + kx / sx;
-  Expr tap_phase = one_tap ? Expr(0) : (ky % sy) * sx + kx % sx;
+  Expr offset = one_tap(w) ? Expr(0) : (ky / sy) * pitch + kx / sx;
+  Expr tap_phase = one_tap(w) ? Expr(0) : (ky % sy) * sx + kx % sx;
   acc(p, o, n) = bias_or_zero(b, o);
   acc(p, o, n) +=
       operand(p + offset, tap_phase, input_channel(sh, o, red[0]), n) * W({Expr(o), red[0], red[1], red[2]});

@@ -41,11 +41,7 @@ bool GraphView::is_graph_output(const std::string& value) const {
 
 OpClass GraphView::op_class(int node) const { return classes_[node]; }
 
-const Tensor* GraphView::constant(const std::string& value) const {
-  if (value.empty() || !g_.has_value(value)) return nullptr;
-  const Value& v = g_.value(value);
-  return v.constant ? &*v.constant : nullptr;
-}
+const Tensor* GraphView::constant(const std::string& value) const { return g_.constant(value); }
 
 std::optional<double> GraphView::scalar_constant(const std::string& value) const {
   const Tensor* t = constant(value);
